@@ -1,0 +1,3 @@
+from biocite.cli import main
+
+main()

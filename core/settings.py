@@ -1,0 +1,171 @@
+"""One typed settings object, loaded from a YAML preset, then environment, then CLI overrides.
+
+Precedence (highest first): dotted CLI overrides (`--set index.k1=1.2`), environment variables
+(`BIOCITE_INDEX__K1=1.2`), the preset file (`configs/<preset>.yaml` or a path), the defaults below.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+from biocite.errors import BiociteError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CONFIGS_DIR = REPO_ROOT / "configs"
+DATA_DIR = Path(os.environ.get("BIOCITE_DATA_DIR", REPO_ROOT / "data"))
+DEFAULT_CORPUS = [DATA_DIR / "corpus" / "abstracts.jsonl", DATA_DIR / "pubmed_xml"]
+
+
+def default_home() -> Path:
+    return Path(os.environ.get("BIOCITE_HOME", Path.home() / ".cache" / "biocite"))
+
+
+class CorpusSettings(BaseModel):
+    paths: list[Path] = Field(default_factory=lambda: list(DEFAULT_CORPUS))
+
+
+class IndexSettings(BaseModel):
+    dir: Path | None = None  # default: <home>/index/<corpus name>
+    bm25_backend: Literal["bm25s", "rank_bm25"] = "bm25s"
+    k1: float = 1.5
+    b: float = 0.75
+    epsilon: float = 0.25  # rank-bm25's floor for negative IDF, as a share of the mean IDF
+    stem: bool = True
+    dense_model: str = "minilm"  # "minilm", "mpnet", or a sentence-transformers folder
+    faiss_kind: Literal["auto", "flat", "hnsw"] = "auto"
+    hnsw_above: int = 100_000  # auto: flat up to this many vectors, HNSW above
+    embed_batch_size: int = 64
+    bm25_k: int = 50  # candidates from BM25
+    dense_k: int = 50  # candidates from FAISS
+    fusion: Literal["rrf", "weighted"] = "rrf"
+    rrf_k: int = 60
+    dense_weight: float = 0.5  # for weighted fusion
+    reranker: Literal["none", "dense", "cross"] = "cross"
+    rerank_k: int = 20  # how many fused candidates the reranker sees
+    reranker_path: Path | None = None  # default: <home>/models/reranker/
+
+
+class LLMSettings(BaseModel):
+    backend: Literal["llamacpp", "openai"] = "llamacpp"
+    model: str = "qwen1.5b"  # a model id known to `biocite models`, or a GGUF path, or an endpoint's model name
+    base_url: str | None = None  # OpenAI-compatible endpoint, e.g. http://localhost:8000/v1
+    api_key_env: str = "OPENAI_API_KEY"  # name of the environment variable holding the key
+    temperature: float = 0.0
+    max_tokens: int = 400
+    n_ctx: int = 4096
+    threads: int = 2
+    timeout_s: float = 120.0
+
+
+class AgentSettings(BaseModel):
+    mode: Literal["generate", "extractive"] = "generate"
+    max_rounds: int = 2  # retrieval rounds before abstaining
+    docs_per_round: int = 10
+    evidence_per_doc: int = 2
+    min_evidence: int = 2  # evidence sentences needed to answer
+    min_relevance: float = 0.35
+    max_sentences: int = 10
+    max_words: int = 150
+    max_citations_per_sentence: int = 3
+    min_support: float = 0.5  # verified support probability needed to keep a sentence
+    max_question_chars: int = 1000
+
+
+class EvaluatorSettings(BaseModel):
+    nugget_model: str = "minilm"
+    judge: Literal["llm", "head"] = "head"
+    bootstrap_samples: int = 1000
+    seed: int = 13
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="BIOCITE_", env_nested_delimiter="__", extra="forbid")
+
+    preset: str = "default"
+    home: Path = Field(default_factory=default_home)
+    corpus: CorpusSettings = Field(default_factory=CorpusSettings)
+    index: IndexSettings = Field(default_factory=IndexSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    evaluator: EvaluatorSettings = Field(default_factory=EvaluatorSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        preset = getattr(init_settings, "init_kwargs", {}).get("preset") or os.environ.get(
+            "BIOCITE_PRESET", "default"
+        )
+        return init_settings, env_settings, YamlConfigSettingsSource(settings_cls, yaml_file=preset_path(preset))
+
+    @property
+    def index_dir(self) -> Path:
+        return self.index.dir or self.home / "index" / "default"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.home / "models"
+
+    @property
+    def reranker_dir(self) -> Path:
+        return self.index.reranker_path or self.models_dir / "reranker"
+
+
+def preset_path(preset: str) -> Path:
+    """A preset name (`default`, `fast`, `test`, `openai`) or a path to a YAML file."""
+    path = Path(preset)
+    if path.suffix in {".yaml", ".yml"}:
+        if not path.is_file():
+            raise BiociteError(f"preset file not found: {path}")
+        return path
+    path = CONFIGS_DIR / f"{preset}.yaml"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in CONFIGS_DIR.glob("*.yaml")))
+        raise BiociteError(f"unknown preset {preset!r}; known presets: {known}")
+    return path
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    """Turn ["index.k1=1.2", "llm.model=qwen0.5b"] into a nested dict; values parsed as YAML scalars."""
+    nested: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise BiociteError(f"bad override {pair!r}: expected dotted.key=value")
+        node = nested
+        *parents, leaf = key.strip().split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = yaml.safe_load(raw)
+    return nested
+
+
+def load_settings(preset: str | None = None, overrides: list[str] | None = None) -> Settings:
+    """The settings for one run. Validation errors become one-line BiociteErrors."""
+    from pydantic import ValidationError
+
+    kwargs = parse_overrides(overrides or [])
+    if preset:
+        kwargs["preset"] = preset
+    try:
+        return Settings(**kwargs)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise BiociteError(f"invalid setting {where}: {first['msg']}") from None
