@@ -58,3 +58,82 @@ class SearchHit(BaseModel):
     rank: int
     stage_scores: dict[str, float] = Field(default_factory=dict)
     best_sentence: Sentence | None = None
+
+
+# --- answers -----------------------------------------------------------------------------------------
+
+
+class Span(BaseModel):
+    """A character span of an abstract: `doc.abstract[start:end] == text`."""
+
+    start: int
+    end: int
+    text: str
+
+
+class Evidence(BaseModel):
+    """One evidence sentence chosen before writing, with the phrases inside it that carry the answer."""
+
+    pmid: str
+    sentence_index: int
+    span: Span
+    phrases: list[Span] = Field(default_factory=list)
+    relevance: float  # 0..1, how well the sentence answers the question
+
+
+class Citation(BaseModel):
+    """A cited PMID and the evidence sentences of that abstract the answer sentence rests on."""
+
+    pmid: str
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class AnswerSentence(BaseModel):
+    text: str
+    citations: list[Citation] = Field(default_factory=list)
+    support: float | None = None  # verified P(supported by its own citations); None = not verified
+
+
+class Reference(BaseModel):
+    pmid: str
+    title: str
+    year: int | None = None
+    journal: str | None = None
+
+    @property
+    def url(self) -> str:
+        return f"https://pubmed.ncbi.nlm.nih.gov/{self.pmid}/"
+
+
+class NodeTiming(BaseModel):
+    node: str
+    seconds: float
+
+
+class Trace(BaseModel):
+    """What the agent did: enough to audit an answer or an abstention."""
+
+    queries: list[str] = Field(default_factory=list)
+    rounds: int = 0
+    retrieved: list[str] = Field(default_factory=list)
+    timings: list[NodeTiming] = Field(default_factory=list)
+    models: dict[str, str] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+
+class Answer(BaseModel):
+    question: str
+    sentences: list[AnswerSentence] = Field(default_factory=list)
+    references: list[Reference] = Field(default_factory=list)
+    abstained: bool = False
+    abstain_reason: str | None = None
+    mode: str = "generate"
+    trace: Trace = Field(default_factory=Trace)
+
+    @property
+    def cited_pmids(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for sentence in self.sentences:
+            for citation in sentence.citations:
+                seen.setdefault(citation.pmid, None)
+        return list(seen)
