@@ -1,0 +1,92 @@
+"""The one tokenizer behind every lexical backend, so BM25 scores are comparable across them.
+
+Rules (deterministic, no locale or hash-seed dependence):
+- Unicode NFKC, casefold; Greek letters spelt out (``TNF-α`` and ``TNF-alpha`` give the same tokens).
+- Possessive ``'s`` dropped; decimals such as ``0.05`` kept whole.
+- Hyphen/slash compounds: joined without the separator when any part holds a digit (``IL-6`` -> ``il6``,
+  ``COVID-19`` -> ``covid19``, so they match ``IL6``); split into words otherwise (``long-term`` ->
+  ``long``, ``term``, matching the unhyphenated spelling).
+- English stop words (bm25s's NLTK-style list) and abstract boiler-plate (headings, hedges) dropped.
+- Snowball English stemming (PyStemmer) of purely alphabetic tokens when ``stem=True``.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Iterable
+
+import Stemmer
+from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+_GREEK = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
+    "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi",
+    "ο": "omicron", "π": "pi", "ρ": "rho", "σ": "sigma", "ς": "sigma", "τ": "tau", "υ": "upsilon",
+    "φ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega",
+}  # fmt: skip
+_GREEK_TABLE = str.maketrans({k: f" {v} " for k, v in _GREEK.items()})
+
+# Words that occur in most abstracts or questions and carry no topic: section headings, hedges, fillers.
+# Dropping them keeps rank-bm25's epsilon floor (terms in > half the docs) from dominating short queries.
+ABSTRACT_STOPWORDS = frozenset(
+    """
+    background backgrounds objective objectives aim aims purpose method methods result results
+    conclusion conclusions introduction discussion summary abstract design setting settings
+    also however thus therefore although whether may might can could would should must
+    among within without via using used use uses per versus vs et al ie eg etc
+    """.split()
+)
+# bm25s's NLTK-style English list, minus single letters that name things here (vitamin D, T cell).
+_KEEP_LETTERS = frozenset("dtmoy")
+STOPWORDS: frozenset[str] = (frozenset(STOPWORDS_EN_PLUS) - _KEEP_LETTERS) | ABSTRACT_STOPWORDS
+
+# A "word" is a run of letters/digits, optionally joined by hyphens or slashes; decimals stay whole.
+_WORD = re.compile(r"\d+\.\d+|[^\W_]+(?:[-/][^\W_]+)*")
+_POSSESSIVE = re.compile(r"[’']s\b")
+_HAS_DIGIT = re.compile(r"\d")
+_SEP = re.compile(r"[-/]")
+
+_local = threading.local()  # PyStemmer objects are not thread-safe: one per thread
+
+
+def _stemmer() -> Stemmer.Stemmer:
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = Stemmer.Stemmer("english")
+    return stemmer
+
+
+def _words(text: str) -> list[str]:
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_GREEK_TABLE)
+    text = _POSSESSIVE.sub("", text)
+    out: list[str] = []
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if "-" in word or "/" in word:
+            if _HAS_DIGIT.search(word):
+                out.append(_SEP.sub("", word))
+            else:
+                out.extend(_SEP.split(word))
+        else:
+            out.append(word)
+    return out
+
+
+def tokenize(text: str, stem: bool = True) -> list[str]:
+    """Lower-cased, stop-word-free, optionally stemmed tokens of ``text`` (see module doc for the rules)."""
+    words = [w for w in _words(text) if w not in STOPWORDS]
+    if not stem:
+        return words
+    stemmer = _stemmer()
+    alpha = [i for i, w in enumerate(words) if w.isalpha()]
+    stems = stemmer.stemWords([words[i] for i in alpha])
+    for i, s in zip(alpha, stems, strict=True):
+        words[i] = s
+    return [w for w in words if w not in STOPWORDS]
+
+
+def tokenize_many(texts: Iterable[str], stem: bool = True) -> list[list[str]]:
+    """``tokenize`` over many texts (same tokens as calling it one by one)."""
+    return [tokenize(text, stem=stem) for text in texts]
