@@ -1,0 +1,60 @@
+"""Input checks run before the graph: empty, over-long, or clearly non-English questions get a clear message."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from biocite.errors import InputError
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+# Function words: English ones show a question is English; the others, that it clearly is not.
+ENGLISH = frozenset(
+    """the a an of in on for to is are was were be been do does did what which who whom whose how why when
+    where whether with without and or not no than that this these those can could should would may might
+    there their its it by from at as after before during between about into over under more most less""".split()
+)
+OTHER = frozenset(
+    """el la los las del por para una uno que qué cómo cuál es son está están con sin pero como más
+    le les des du une est sont avec pour dans quel quelle quels comment sur pas
+    der die das den dem des ein eine ist sind mit ohne und oder nicht wie welche wird werden bei
+    il lo gli di che è sono con per una come quale quali non
+    o os as um uma não são com para como qual quais""".split()
+)
+
+
+def latin_share(text: str) -> float:
+    """Share of letters that are basic Latin (accented Latin letters count as Latin, other scripts not)."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return 0.0
+    latin = sum(1 for c in letters if unicodedata.name(c, "").startswith("LATIN"))
+    return latin / len(letters)
+
+
+def looks_english(text: str) -> bool:
+    """A cheap heuristic: refuse other scripts, and Latin-script text with more foreign than English
+    function words. Terse keyword questions ("BRCA1 breast cancer risk") pass: they have neither."""
+    if latin_share(text) < 0.8:
+        return False
+    words = [w.casefold() for w in _WORD.findall(text)]
+    english = sum(w in ENGLISH for w in words)
+    other = sum(w in OTHER and w not in ENGLISH for w in words)
+    return not (other >= 2 and other > english)
+
+
+def check_question(question: str, max_chars: int) -> str:
+    """The question stripped of surrounding space, or an InputError saying what is wrong with it."""
+    text = " ".join(question.split())
+    if not text:
+        raise InputError("the question is empty")
+    if len(text) > max_chars:
+        raise InputError(
+            f"the question is {len(text)} characters long; the limit is {max_chars} (agent.max_question_chars)"
+        )
+    if not any(c.isalpha() for c in text):
+        raise InputError("the question has no words")
+    if not looks_english(text):
+        raise InputError("the question does not look like English; biocite answers English questions only")
+    return text

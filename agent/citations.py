@@ -1,0 +1,77 @@
+"""Parse the generator's text into sentences with [n] markers, robustly; count words without markers."""
+
+from __future__ import annotations
+
+import re
+
+import pysbd
+from pydantic import BaseModel, Field
+
+# [1], [1, 2], [1-3], [1][2], [PMID 123], (PMID: 123), [Evidence 2]
+_NUMS = r"(\d+(?:\s*(?:[,;]|-|–|and)\s*(?:pmid:?\s*)?\d+)*)"
+_MARKER = re.compile(
+    rf"\s*(?:\[\s*(?:(?:evidence|refs?\.?|pmid:?)\s*)?{_NUMS}\s*\]|\(\s*pmids?:?\s*{_NUMS}\s*\))",
+    re.IGNORECASE,
+)
+# A marker group written after the full stop ("... risk. [1] Next") belongs to the sentence before it.
+_AFTER_STOP = re.compile(r"([.!?])((?:\s*\[[^\]]{1,40}\])+)")
+_LEADING = re.compile(r"^\s*(?:answer|response)\s*:\s*", re.IGNORECASE)
+_WORDS = re.compile(r"\S+")
+
+
+class DraftSentence(BaseModel):
+    text: str  # without markers
+    evidence_ids: list[int] = Field(default_factory=list)  # 1-based numbers into the evidence list
+    pmids: list[str] = Field(default_factory=list)  # PMIDs named directly ("PMID 123")
+    invalid: list[str] = Field(default_factory=list)  # markers naming nothing in the list
+
+
+def _numbers(group: str) -> list[int]:
+    out: list[int] = []
+    for part in re.split(r"\s*(?:[,;]|and)\s*", group):
+        part = re.sub(r"(?i)pmid:?\s*", "", part).strip()
+        bounds = re.split(r"\s*[-–]\s*", part)
+        if len(bounds) == 2 and all(b.isdigit() for b in bounds) and 0 < int(bounds[1]) - int(bounds[0]) < 10:
+            out.extend(range(int(bounds[0]), int(bounds[1]) + 1))
+        elif part.isdigit():
+            out.append(int(part))
+    return out
+
+
+def strip_markers(text: str) -> str:
+    text = _MARKER.sub("", text)
+    text = re.sub(r"\s+([.,;:!?])", r"\1", text)
+    return " ".join(text.split())
+
+
+def count_words(text: str) -> int:
+    """Words of `text` with citation markers removed (the BioGen limits count this way)."""
+    return len(_WORDS.findall(strip_markers(text)))
+
+
+def parse_generation(text: str, n_evidence: int, known_pmids: set[str]) -> list[DraftSentence]:
+    """Sentences of the generator's answer with the evidence numbers / PMIDs each cites."""
+    text = _LEADING.sub("", text.strip())
+    text = _AFTER_STOP.sub(lambda m: f"{m.group(2)}{m.group(1)}", text)
+    drafts = []
+    for raw in pysbd.Segmenter(language="en", clean=False).segment(text):
+        ids: list[int] = []
+        pmids: list[str] = []
+        invalid: list[str] = []
+        for match in _MARKER.finditer(raw):
+            for number in _numbers(match.group(1) or match.group(2)):
+                if 1 <= number <= n_evidence:
+                    ids.append(number)
+                elif str(number) in known_pmids:
+                    pmids.append(str(number))
+                else:
+                    invalid.append(str(number))
+        clean = strip_markers(raw)
+        if sum(c.isalpha() for c in clean) < 3:
+            continue
+        drafts.append(
+            DraftSentence(
+                text=clean, evidence_ids=list(dict.fromkeys(ids)), pmids=list(dict.fromkeys(pmids)), invalid=invalid
+            )
+        )
+    return drafts

@@ -1,0 +1,176 @@
+"""Attribute first: choose evidence sentences in the retrieved abstracts, and the phrases inside them.
+
+Relevance of a sentence to the question = a weighted mix of the embedding cosine (MiniLM by default) and
+the share of the question's content terms the sentence contains (same tokenizer as BM25). In generate
+mode the top few may further be judged by the LLM (see `graph.py`). Every span is an exact slice of the
+abstract: `doc.abstract[span.start:span.end] == span.text`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from biocite.index.tokenize import tokenize
+from biocite.records import Document, Evidence, Sentence, Span
+
+
+class Encoder(Protocol):
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64, progress: bool = False) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class RelevanceWeights:
+    cosine: float = 0.6
+    lexical: float = 0.4
+
+
+class VectorCache:
+    """Embeddings of texts already seen in this process (sentences recur across rounds and turns)."""
+
+    def __init__(self, encoder: Encoder, max_items: int = 20_000) -> None:
+        self.encoder = encoder
+        self.max_items = max_items
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            if len(self._vectors) + len(missing) > self.max_items:
+                self._vectors.clear()
+            for text, vector in zip(missing, self.encoder.encode(missing), strict=True):
+                self._vectors[text] = np.asarray(vector, dtype=np.float32)
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        return np.stack([self._vectors[t] for t in texts])
+
+
+def content_terms(text: str) -> set[str]:
+    return set(tokenize(text, stem=True))
+
+
+def lexical_overlap(question_terms: set[str], text: str) -> float:
+    """Share of the question's content terms that occur in `text` (0 when the question has none)."""
+    if not question_terms:
+        return 0.0
+    return len(question_terms & content_terms(text)) / len(question_terms)
+
+
+def relevance(cosine: float, lexical: float, weights: RelevanceWeights = RelevanceWeights()) -> float:
+    return float(np.clip(weights.cosine * max(cosine, 0.0) + weights.lexical * lexical, 0.0, 1.0))
+
+
+# Clause boundaries: punctuation, and conjunctions / relative pronouns that open a new clause.
+_BOUNDARY = re.compile(
+    r"[,;:()\[\]]|\s(?:and|but|whereas|while|which|although|though|because|compared (?:with|to)|versus|vs\.?)\s",
+    re.IGNORECASE,
+)
+_TRIM = " \t\n.,;:()[]"
+
+
+def clause_spans(sentence: Sentence) -> list[tuple[int, int]]:
+    """(start, end) offsets, relative to the sentence, of its clauses, trimmed of spaces and punctuation."""
+    spans: list[tuple[int, int]] = []
+    cursor = 0
+    text = sentence.text
+    for match in [*_BOUNDARY.finditer(text), None]:
+        end = match.start() if match else len(text)
+        piece = text[cursor:end]
+        left = len(piece) - len(piece.lstrip(_TRIM))
+        right = len(piece.rstrip(_TRIM))
+        if right - left >= 3:
+            spans.append((cursor + left, cursor + right))
+        if match:
+            cursor = match.end()
+    return spans
+
+
+def contributory_phrases(
+    sentence: Sentence, abstract: str, question_terms: set[str], max_phrases: int = 2
+) -> list[Span]:
+    """The clauses sharing the most content terms with the question (none if no clause shares any)."""
+    scored = []
+    for start, end in clause_spans(sentence):
+        shared = len(question_terms & content_terms(sentence.text[start:end]))
+        if shared:
+            scored.append((shared, -(end - start), start, end))
+    best = sorted(scored, reverse=True)[:max_phrases]
+    phrases = []
+    for _, _, start, end in sorted(best, key=lambda item: item[2]):
+        abs_start, abs_end = sentence.start + start, sentence.start + end
+        phrases.append(Span(start=abs_start, end=abs_end, text=abstract[abs_start:abs_end]))
+    return phrases
+
+
+@dataclass
+class ScoredSentence:
+    sentence: Sentence
+    cosine: float
+    lexical: float
+    relevance: float
+
+
+def score_sentences(
+    question: str,
+    sentences: Sequence[Sentence],
+    cache: VectorCache,
+    weights: RelevanceWeights = RelevanceWeights(),
+) -> list[ScoredSentence]:
+    if not sentences:
+        return []
+    vectors = cache.encode([question, *[s.text for s in sentences]])
+    cosines = vectors[1:] @ vectors[0]
+    terms = content_terms(question)
+    out = []
+    for sentence, cosine in zip(sentences, cosines, strict=True):
+        lexical = lexical_overlap(terms, sentence.text)
+        out.append(ScoredSentence(sentence, float(cosine), lexical, relevance(float(cosine), lexical, weights)))
+    return out
+
+
+def select_evidence(
+    question: str,
+    docs: dict[str, Document],
+    sentences: dict[str, list[Sentence]],
+    cache: VectorCache,
+    *,
+    per_doc: int,
+    min_relevance: float,
+    weights: RelevanceWeights = RelevanceWeights(),
+    duplicate_cosine: float = 0.95,
+) -> list[Evidence]:
+    """Up to `per_doc` sentences per abstract at or above `min_relevance`, best first, near-duplicates dropped.
+
+    Nothing below the bar is kept, so the sufficiency check sees thin evidence as thin.
+    """
+    terms = content_terms(question)
+    chosen: list[tuple[ScoredSentence, Document]] = []
+    for pmid, doc in docs.items():
+        scored = score_sentences(question, sentences.get(pmid, []), cache, weights)
+        scored.sort(key=lambda s: s.relevance, reverse=True)
+        chosen.extend((s, doc) for s in scored[:per_doc] if s.relevance >= min_relevance)
+    chosen.sort(key=lambda item: item[0].relevance, reverse=True)
+    kept: list[Evidence] = []
+    kept_vectors: list[np.ndarray] = []
+    for scored, doc in chosen:
+        vector = cache.encode([scored.sentence.text])[0]
+        if any(float(vector @ other) >= duplicate_cosine for other in kept_vectors):
+            continue
+        kept_vectors.append(vector)
+        kept.append(to_evidence(scored.sentence, doc, terms, scored.relevance))
+    return kept
+
+
+def to_evidence(sentence: Sentence, doc: Document, question_terms: set[str], score: float) -> Evidence:
+    text = doc.abstract[sentence.start : sentence.end]
+    return Evidence(
+        pmid=doc.pmid,
+        sentence_index=sentence.index,
+        span=Span(start=sentence.start, end=sentence.end, text=text),
+        phrases=contributory_phrases(sentence, doc.abstract, question_terms),
+        relevance=round(score, 4),
+    )

@@ -1,0 +1,28 @@
+"""The no-LLM answer: the chosen evidence sentences themselves, deduplicated, best first, each citing its own
+abstract. It is the fallback when the LLM fails and the baseline in the benchmarks."""
+
+from __future__ import annotations
+
+from biocite.agent.citations import count_words
+from biocite.records import AnswerSentence, Citation, Evidence
+
+
+def extractive_sentences(evidence: list[Evidence], max_sentences: int, max_words: int) -> list[AnswerSentence]:
+    """Evidence sentences in order of relevance within the sentence and word limits.
+
+    `support` is 1.0: each sentence is a verbatim quote of the abstract it cites.
+    """
+    out: list[AnswerSentence] = []
+    seen: set[str] = set()
+    words = 0
+    for item in sorted(evidence, key=lambda e: e.relevance, reverse=True):
+        key = " ".join(item.span.text.casefold().split())
+        n = count_words(item.span.text)
+        if key in seen or words + n > max_words:
+            continue
+        seen.add(key)
+        out.append(AnswerSentence(text=item.span.text, citations=[Citation(pmid=item.pmid, evidence=[item])], support=1.0))
+        words += n
+        if len(out) >= max_sentences:
+            break
+    return out

@@ -1,0 +1,568 @@
+"""The answering graph: attribute first, then generate, then verify (LangGraph `StateGraph`).
+
+    contextualize ─▶ plan ─▶ retrieve ─▶ attribute ─┬▶ generate ─▶ verify ─┬▶ finalize
+                      ▲                             │      │ LLM failed     │ nothing verified
+                      └──── thin, rounds left ──────┤      ▼                ▼
+                                                    ├▶ extractive ◀─────────┘
+                                                    └▶ abstain (thin, no rounds left)
+
+Prompts are in `agent/prompts/*.txt`; thresholds are `AgentSettings` fields (`biocite config show`).
+Hard guarantees, enforced again in `finalize` whatever the nodes did: every cited PMID was retrieved in
+this pass; every kept sentence has at least one citation; in generate mode every kept sentence has a
+verified support probability >= `agent.min_support`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, StateGraph
+
+from biocite.agent.checks import check_question
+from biocite.agent.citations import DraftSentence, count_words, parse_generation
+from biocite.agent.evidence import RelevanceWeights, VectorCache, content_terms, select_evidence
+from biocite.agent.extractive import extractive_sentences
+from biocite.agent.prompting import load_prompt
+from biocite.agent.state import AgentState, Turn, fresh_turn
+from biocite.errors import BiociteError, ModelError
+from biocite.index.tokenize import tokenize
+from biocite.records import (
+    Answer,
+    AnswerSentence,
+    Citation,
+    Document,
+    Evidence,
+    NodeTiming,
+    Reference,
+    SearchHit,
+    Trace,
+)
+from biocite.settings import Settings
+
+Judge = Callable[[list[BaseMessage]], float | None]
+Event = dict[str, Any]
+_PRONOUNS = re.compile(r"\b(it|its|they|them|their|this|that|these|those|he|she|such)\b", re.IGNORECASE)
+
+
+def make_checkpointer() -> BaseCheckpointSaver:
+    """In-memory chat memory that may deserialize biocite's own records (and nothing else unknown)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    allowed = [
+        ("biocite.records", name)
+        for name in ("Answer", "AnswerSentence", "Citation", "Evidence", "Span", "Reference", "NodeTiming", "Trace",
+                     "SearchHit", "Sentence")  # fmt: skip
+    ]
+    allowed += [("biocite.agent.citations", "DraftSentence"), ("biocite.agent.state", "Turn")]
+    return InMemorySaver(serde=JsonPlusSerializer(allowed_msgpack_modules=allowed))
+
+
+def _emit(event: Event) -> None:
+    try:
+        get_stream_writer()(event)
+    except RuntimeError:  # called outside a graph run (unit tests of a single node)
+        pass
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """An endpoint that cannot be reached: a configuration problem to report, not to paper over."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return isinstance(exc, ConnectionError) or bool(names & {"APIConnectionError", "ConnectError", "APITimeoutError"})
+
+
+class Agent:
+    """Answers questions from the index. One instance per settings; `ask` for one answer, `stream` for events.
+
+    `retriever`, `chat_model` and `judge` are injected in tests; by default they come from the index and
+    the LLM layer (`biocite.agent.llm`), created on first use.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        retriever: Any = None,
+        chat_model: BaseChatModel | None = None,
+        judge: Judge | None = None,
+        checkpointer: BaseCheckpointSaver | None = None,
+    ) -> None:
+        self.settings = settings
+        self.config = settings.agent
+        self._retriever = retriever
+        self._chat_model = chat_model
+        self._judge = judge
+        self._cache: VectorCache | None = None
+        self.weights = RelevanceWeights(self.config.cosine_weight, 1.0 - self.config.cosine_weight)
+        self.checkpointer = checkpointer
+        self.graph = build_graph(self).compile(checkpointer=checkpointer)
+
+    # --- dependencies, created on first use -------------------------------------------------------------
+
+    @property
+    def retriever(self) -> Any:
+        if self._retriever is None:
+            from biocite.index.hybrid import open_retriever
+
+            self._retriever = open_retriever(self.settings)
+        return self._retriever
+
+    @property
+    def cache(self) -> VectorCache:
+        if self._cache is None:
+            self._cache = VectorCache(self.retriever.index.embedder)
+        return self._cache
+
+    @property
+    def chat_model(self) -> BaseChatModel:
+        if self._chat_model is None:
+            from biocite.agent.llm import make_chat_model
+
+            self._chat_model = make_chat_model(self.settings)
+        return self._chat_model
+
+    def judge(self, messages: list[BaseMessage]) -> float | None:
+        if self._judge is not None:
+            return self._judge(messages)
+        from biocite.agent.llm import yes_probability
+
+        return yes_probability(self.chat_model, messages)
+
+    def models(self) -> dict[str, str]:
+        index = self.retriever.index
+        names = {"embedder": str(getattr(index.embedder, "name", "?")), "reranker": self.settings.index.reranker}
+        return names | {"llm": f"{self.settings.llm.backend}:{self.settings.llm.model}"}
+
+    # --- running --------------------------------------------------------------------------------------
+
+    def stream(self, question: str, *, mode: str | None = None, thread_id: str | None = None) -> Iterator[Event]:
+        """Progress events ({"event": "start"|"step"|"token", ...}), then {"event": "answer", "answer": Answer}."""
+        mode = mode or self.config.mode
+        if mode not in ("generate", "extractive"):
+            raise BiociteError(f"unknown mode {mode!r}; use generate or extractive")
+        question = check_question(question, self.config.max_question_chars)
+        if mode == "generate":
+            _ = self.chat_model  # a missing model file or bad endpoint settings fail here, before any work
+        config = {"configurable": {"thread_id": thread_id or uuid.uuid4().hex}, "recursion_limit": 50}
+        final: AgentState = {}
+        for kind, payload in self.graph.stream(fresh_turn(question, mode), config, stream_mode=["custom", "values"]):
+            if kind == "custom":
+                yield payload
+            else:
+                final = payload
+        answer = final.get("answer")
+        if answer is None:
+            raise RuntimeError("the answering graph ended without an answer")
+        yield {"event": "answer", "answer": answer}
+
+    def ask(
+        self,
+        question: str,
+        *,
+        mode: str | None = None,
+        thread_id: str | None = None,
+        on_event: Callable[[Event], None] | None = None,
+    ) -> Answer:
+        for event in self.stream(question, mode=mode, thread_id=thread_id):
+            if event["event"] == "answer":
+                return event["answer"]
+            if on_event:
+                on_event(event)
+        raise RuntimeError("no answer")
+
+    # --- nodes ----------------------------------------------------------------------------------------
+
+    def contextualize(self, state: AgentState) -> AgentState:
+        history = state.get("history") or []
+        question = state["question"]
+        if not history:
+            return {"standalone": question}
+        last = history[-1]
+        notes = list(state.get("notes", []))
+        if state["mode"] == "generate":
+            lines = [f"User: {t.question}\nAssistant: {t.answer[:300]}" for t in history[-3:]]
+            try:
+                text = self._complete(load_prompt("contextualize").messages(history="\n".join(lines), question=question))
+                rewritten = _first_line(text)
+                if len(rewritten) >= 8:
+                    notes.append(f"follow-up rewritten by the LLM: {rewritten!r}")
+                    return {"standalone": rewritten, "notes": notes}
+            except Exception as exc:  # noqa: BLE001 - any LLM failure falls back to the heuristic below
+                self._raise_if_config_error(exc)
+                notes.append(f"follow-up rewriting failed ({type(exc).__name__}); heuristic used")
+        if _PRONOUNS.search(question) or len(content_terms(question)) < 4:
+            standalone = f"{question} (context: {last.standalone})"
+            notes.append("follow-up completed with the previous question")
+            return {"standalone": standalone, "notes": notes}
+        return {"standalone": question, "notes": notes}
+
+    def plan(self, state: AgentState) -> AgentState:
+        round_ = state.get("round", 0) + 1
+        queries = list(state.get("queries", []))
+        notes = list(state.get("notes", []))
+        if round_ == 1:
+            return {"round": round_, "queries": [state["standalone"]]}
+        query = None
+        if state["mode"] == "generate" and not state.get("llm_failed"):
+            try:
+                text = self._complete(
+                    load_prompt("rewrite").messages(question=state["standalone"], queries="; ".join(queries))
+                )
+                query = _first_line(text).strip("\"'")
+            except Exception as exc:  # noqa: BLE001
+                self._raise_if_config_error(exc)
+                notes.append(f"query rewriting by the LLM failed ({type(exc).__name__}); heuristic used")
+        if not query or query in queries or not tokenize(query):
+            query = expand_query(state["standalone"], state.get("hits", []), queries)
+        return {"round": round_, "queries": [*queries, query], "notes": notes}
+
+    def retrieve(self, state: AgentState) -> AgentState:
+        hits = list(state.get("hits", []))
+        seen = {h.pmid for h in hits}
+        query = state["queries"][-1]
+        for hit in self.retriever.search(query, k=self.config.docs_per_round):
+            if hit.pmid not in seen:
+                seen.add(hit.pmid)
+                hits.append(hit)
+        _emit({"event": "step", "node": "retrieve", "detail": f"{len(hits)} abstracts for {query!r}"})
+        return {"hits": hits}
+
+    def attribute(self, state: AgentState) -> AgentState:
+        docs, sentences = self._documents(state["hits"])
+        evidence = select_evidence(
+            state["standalone"],
+            docs,
+            sentences,
+            self.cache,
+            per_doc=self.config.evidence_per_doc,
+            min_relevance=self.config.min_relevance,
+            weights=self.weights,
+        )
+        notes = list(state.get("notes", []))
+        if state["mode"] == "generate" and self.config.judge_top > 0 and evidence and not state.get("llm_failed"):
+            evidence, note = self._judge_relevance(state["standalone"], evidence)
+            notes.append(note)
+        best = f", best relevance {evidence[0].relevance:.2f}" if evidence else ""
+        _emit({"event": "step", "node": "attribute", "detail": f"{len(evidence)} evidence sentences{best}"})
+        return {"evidence": evidence, "notes": notes}
+
+    def generate(self, state: AgentState) -> AgentState:
+        evidence = state["evidence"][: self.config.max_evidence]
+        listing = "\n".join(f"[{i}] {e.span.text}" for i, e in enumerate(evidence, start=1))
+        messages = load_prompt("generate").messages(
+            evidence=listing,
+            question=state["standalone"],
+            max_sentences=self.config.max_sentences,
+            max_words=self.config.max_words,
+        )
+        notes = list(state.get("notes", []))
+        try:
+            chunks = []
+            for chunk in self.chat_model.stream(messages):
+                token = chunk.content if isinstance(chunk.content, str) else ""
+                chunks.append(token)
+                _emit({"event": "token", "text": token})
+            text = "".join(chunks)
+        except Exception as exc:  # noqa: BLE001 - the extractive answer is the fallback
+            self._raise_if_config_error(exc)
+            notes.append(f"generation failed ({type(exc).__name__}: {exc}); extractive fallback")
+            return {"llm_failed": True, "notes": notes}
+        drafts = parse_generation(text, len(evidence), {e.pmid for e in evidence})
+        drafts = self._within_limits(drafts, notes)
+        if not drafts:
+            notes.append("the generator's text had no parsable sentence; extractive fallback")
+            return {"llm_failed": True, "notes": notes, "drafts": []}
+        return {"drafts": drafts, "notes": notes}
+
+    def verify(self, state: AgentState) -> AgentState:
+        evidence = state["evidence"][: self.config.max_evidence]
+        notes = list(state.get("notes", []))
+        counts = {"kept": 0, "re-cited": 0, "dropped": 0, "undetermined": 0}
+        sentences = []
+        try:
+            for draft in state["drafts"]:
+                sentence, outcome, undetermined = self._verify_one(draft, evidence)
+                counts[outcome] += 1
+                counts["undetermined"] += undetermined
+                if sentence:
+                    sentences.append(sentence)
+        except Exception as exc:  # noqa: BLE001
+            self._raise_if_config_error(exc)
+            notes.append(f"verification failed ({type(exc).__name__}: {exc}); extractive fallback")
+            return {"llm_failed": True, "notes": notes}
+        notes.append("verification: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+        if not sentences:
+            notes.append("no generated sentence was supported by its evidence; extractive fallback")
+            return {"llm_failed": True, "notes": notes, "sentences": []}
+        _emit({"event": "step", "node": "verify", "detail": f"{len(sentences)} of {len(state['drafts'])} kept"})
+        return {"sentences": sentences, "notes": notes, "answer_mode": "generate"}
+
+    def extractive(self, state: AgentState) -> AgentState:
+        sentences = extractive_sentences(state["evidence"], self.config.max_sentences, self.config.max_words)
+        notes = list(state.get("notes", []))
+        if state["mode"] == "generate":
+            notes.append("answer is the extractive fallback: verbatim evidence sentences")
+        return {"sentences": sentences, "answer_mode": "extractive", "notes": notes}
+
+    def abstain(self, state: AgentState) -> AgentState:
+        evidence = state.get("evidence", [])
+        queries = "; ".join(repr(q) for q in state.get("queries", []))
+        found = (
+            f"the best sentence scored {evidence[0].relevance:.2f} (needs {self.config.min_top_relevance:.2f}) "
+            f"and {len(evidence)} cleared {self.config.min_relevance:.2f} (needs {self.config.min_evidence})"
+            if evidence
+            else f"no sentence cleared relevance {self.config.min_relevance:.2f}"
+        )
+        reason = (
+            f"Not enough evidence in the indexed abstracts: searched {queries} "
+            f"({len(state.get('hits', []))} abstracts, {state.get('round', 0)} rounds); {found}."
+        )
+        return {"abstain_reason": reason, "sentences": []}
+
+    def finalize(self, state: AgentState) -> AgentState:
+        hits = state.get("hits", [])
+        retrieved = {h.pmid for h in hits}
+        notes = list(state.get("notes", []))
+        sentences = enforce_guarantees(
+            state.get("sentences", []), retrieved, state.get("answer_mode", "extractive"), self.config.min_support, notes
+        )
+        abstained = state.get("abstain_reason") is not None
+        if not sentences and not abstained:
+            abstained = True
+            state = {**state, "abstain_reason": "No answer sentence survived verification against the evidence."}
+        answer = Answer(
+            question=state["question"],
+            sentences=sentences,
+            abstained=abstained,
+            abstain_reason=state.get("abstain_reason") if abstained else None,
+            mode=state.get("answer_mode", state["mode"]),
+            trace=Trace(
+                queries=state.get("queries", []),
+                rounds=state.get("round", 0),
+                retrieved=[h.pmid for h in hits],
+                timings=state.get("timings", []),
+                models=self.models(),
+                notes=notes,
+            ),
+        )
+        answer.references = self._references(answer)
+        turn = Turn(
+            question=state["question"],
+            standalone=state.get("standalone", state["question"]),
+            answer=" ".join(s.text for s in sentences) or (answer.abstain_reason or ""),
+            cited=answer.cited_pmids,
+        )
+        return {"answer": answer, "history": [turn]}
+
+    # --- routing --------------------------------------------------------------------------------------
+
+    def route_after_attribute(self, state: AgentState) -> str:
+        if self.sufficient(state.get("evidence", [])):
+            return "generate" if state["mode"] == "generate" and not state.get("llm_failed") else "extractive"
+        return "plan" if state.get("round", 0) < self.config.max_rounds else "abstain"
+
+    def sufficient(self, evidence: list[Evidence]) -> bool:
+        strong = [e for e in evidence if e.relevance >= self.config.min_relevance]
+        return (
+            len(strong) >= self.config.min_evidence
+            and bool(strong)
+            and strong[0].relevance >= self.config.min_top_relevance
+        )
+
+    # --- helpers --------------------------------------------------------------------------------------
+
+    def _complete(self, messages: list[BaseMessage]) -> str:
+        """A short completion (query / follow-up rewriting): stop at the first line break."""
+        try:
+            result = self.chat_model.invoke(messages, stop=["\n"])
+        except TypeError:
+            result = self.chat_model.invoke(messages)
+        return result.content if isinstance(result.content, str) else ""
+
+    def _raise_if_config_error(self, exc: BaseException) -> None:
+        if isinstance(exc, ModelError):
+            raise exc
+        if is_connection_error(exc):
+            where = self.settings.llm.base_url or self.settings.llm.model
+            raise ModelError(f"cannot reach the LLM endpoint {where}: {exc}") from None
+
+    def _documents(self, hits: list[SearchHit]) -> tuple[dict[str, Document], dict[str, list[Any]]]:
+        store = self.retriever.index.docs
+        pmids = [h.pmid for h in hits]
+        docs = store.get_many(pmids)
+        docs = {p: docs[p] for p in pmids if p in docs}
+        return docs, {p: store.sentences(p) for p in docs}
+
+    def _judge_relevance(self, question: str, evidence: list[Evidence]) -> tuple[list[Evidence], str]:
+        """Average the LLM judge's P(relevant) into the relevance of the top few evidence sentences."""
+        prompt = load_prompt("relevance")
+        judged, undetermined = 0, 0
+        updated = list(evidence)
+        for i, item in enumerate(evidence[: self.config.judge_top]):
+            try:
+                p = self.judge(prompt.messages(question=question, sentence=item.span.text))
+            except Exception as exc:  # noqa: BLE001
+                self._raise_if_config_error(exc)
+                return evidence, f"relevance judge failed ({type(exc).__name__}); embedding relevance kept"
+            if p is None:
+                undetermined += 1
+                continue
+            judged += 1
+            updated[i] = item.model_copy(update={"relevance": round((item.relevance + p) / 2, 4)})
+        updated.sort(key=lambda e: e.relevance, reverse=True)
+        kept = [e for e in updated if e.relevance >= self.config.min_relevance]
+        return kept, f"relevance judged by the LLM for {judged} sentences ({undetermined} undetermined)"
+
+    def _within_limits(self, drafts: list[DraftSentence], notes: list[str]) -> list[DraftSentence]:
+        kept, words = [], 0
+        for draft in drafts[: self.config.max_sentences]:
+            n = count_words(draft.text)
+            if words + n > self.config.max_words:
+                notes.append(f"answer cut at {len(kept)} sentences to stay within {self.config.max_words} words")
+                break
+            kept.append(draft)
+            words += n
+        if len(drafts) > self.config.max_sentences:
+            notes.append(f"answer cut to {self.config.max_sentences} sentences")
+        return kept
+
+    def _verify_one(
+        self, draft: DraftSentence, evidence: list[Evidence]
+    ) -> tuple[AnswerSentence | None, str, int]:
+        """(sentence or None, "kept" | "re-cited" | "dropped", undetermined judgements)."""
+        by_pmid: dict[str, list[Evidence]] = {}
+        for item in evidence:
+            by_pmid.setdefault(item.pmid, []).append(item)
+        cited_items = [evidence[i - 1] for i in draft.evidence_ids]
+        cited = list(dict.fromkeys([e.pmid for e in cited_items] + [p for p in draft.pmids if p in by_pmid]))
+        supported, undetermined = self._supported(draft.text, cited, by_pmid)
+        outcome = "kept"
+        if not supported:
+            others = self._nearest_pmids(draft.text, evidence, exclude=set(cited))
+            supported, more = self._supported(draft.text, others, by_pmid)
+            undetermined += more
+            outcome = "re-cited"
+        if not supported:
+            return None, "dropped", undetermined
+        supported.sort(key=lambda item: item[1], reverse=True)
+        supported = supported[: self.config.max_citations_per_sentence]
+        citations = []
+        for pmid, _ in supported:
+            own = [e for e in cited_items if e.pmid == pmid] or by_pmid[pmid]
+            citations.append(Citation(pmid=pmid, evidence=own))
+        support = round(max(p for _, p in supported), 4)
+        return AnswerSentence(text=draft.text, citations=citations, support=support), outcome, undetermined
+
+    def _supported(
+        self, text: str, pmids: list[str], by_pmid: dict[str, list[Evidence]]
+    ) -> tuple[list[tuple[str, float]], int]:
+        prompt = load_prompt("support")
+        supported, undetermined = [], 0
+        for pmid in pmids:
+            quoted = " ".join(e.span.text for e in by_pmid[pmid])
+            p = self.judge(prompt.messages(evidence=quoted, statement=text))
+            if p is None:
+                undetermined += 1  # undetermined is not support
+            elif p >= self.config.min_support:
+                supported.append((pmid, p))
+        return supported, undetermined
+
+    def _nearest_pmids(self, text: str, evidence: list[Evidence], exclude: set[str]) -> list[str]:
+        candidates = [e for e in evidence if e.pmid not in exclude]
+        if not candidates or self.config.recite_candidates <= 0:
+            return []
+        vectors = self.cache.encode([text, *[e.span.text for e in candidates]])
+        order = sorted(range(len(candidates)), key=lambda i: -float(vectors[i + 1] @ vectors[0]))
+        pmids = list(dict.fromkeys(candidates[i].pmid for i in order))
+        return pmids[: self.config.recite_candidates]
+
+    def _references(self, answer: Answer) -> list[Reference]:
+        pmids = answer.cited_pmids
+        docs = self.retriever.index.docs.get_many(pmids) if pmids else {}
+        return [
+            Reference(pmid=p, title=docs[p].title, year=docs[p].year, journal=docs[p].journal)
+            for p in pmids
+            if p in docs
+        ]
+
+
+def enforce_guarantees(
+    sentences: list[AnswerSentence], retrieved: set[str], mode: str, min_support: float, notes: list[str]
+) -> list[AnswerSentence]:
+    """Drop citations to PMIDs not retrieved, then sentences left without a (verified, in generate mode) citation."""
+    kept = []
+    for sentence in sentences:
+        citations = [c for c in sentence.citations if c.pmid in retrieved]
+        if len(citations) < len(sentence.citations):
+            notes.append(f"dropped a citation to a PMID that was not retrieved: {sentence.text[:60]!r}")
+        if not citations:
+            continue
+        if mode == "generate" and (sentence.support is None or sentence.support < min_support):
+            notes.append(f"dropped an unverified sentence: {sentence.text[:60]!r}")
+            continue
+        kept.append(sentence.model_copy(update={"citations": citations}))
+    return kept
+
+
+def expand_query(question: str, hits: list[SearchHit], earlier: list[str], extra_terms: int = 4) -> str:
+    """A deterministic rewrite: the question's content words plus frequent title words of what was found."""
+    words = tokenize(question, stem=False)
+    counts: dict[str, int] = {}
+    for hit in hits[:10]:
+        for word in dict.fromkeys(tokenize(hit.title, stem=False)):
+            if word not in words and len(word) > 3:
+                counts[word] = counts.get(word, 0) + 1
+    extra = [w for w, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if n >= 2][:extra_terms]
+    query = " ".join(dict.fromkeys(words + extra)) or question
+    return query if query not in earlier else f"{query} {' '.join(words[:2])}".strip()
+
+
+def _first_line(text: str) -> str:
+    for line in text.strip().splitlines():
+        line = re.sub(r"^(?:standalone question|query|rewritten question)\s*:\s*", "", line.strip(), flags=re.I)
+        if line:
+            return line[:300]
+    return ""
+
+
+def _timed(name: str, fn: Callable[[AgentState], AgentState]) -> Callable[[AgentState], AgentState]:
+    def node(state: AgentState) -> AgentState:
+        _emit({"event": "start", "node": name})
+        start = time.perf_counter()
+        update = fn(state)
+        seconds = round(time.perf_counter() - start, 4)
+        timings = [*state.get("timings", []), *update.get("timings", []), NodeTiming(node=name, seconds=seconds)]
+        return {**update, "timings": timings}
+
+    node.__name__ = name
+    return node
+
+
+def build_graph(agent: Agent) -> StateGraph:
+    graph = StateGraph(AgentState)
+    for name in ("contextualize", "plan", "retrieve", "attribute", "generate", "verify", "extractive", "abstain",
+                 "finalize"):  # fmt: skip
+        graph.add_node(name, _timed(name, getattr(agent, name)))
+    graph.add_edge(START, "contextualize")
+    graph.add_edge("contextualize", "plan")
+    graph.add_edge("plan", "retrieve")
+    graph.add_edge("retrieve", "attribute")
+    graph.add_conditional_edges("attribute", agent.route_after_attribute, ["generate", "extractive", "plan", "abstain"])
+    graph.add_conditional_edges(
+        "generate", lambda s: "extractive" if s.get("llm_failed") else "verify", ["verify", "extractive"]
+    )
+    graph.add_conditional_edges(
+        "verify", lambda s: "extractive" if s.get("llm_failed") else "finalize", ["finalize", "extractive"]
+    )
+    graph.add_edge("extractive", "finalize")
+    graph.add_edge("abstain", "finalize")
+    graph.add_edge("finalize", END)
+    return graph

@@ -1,0 +1,60 @@
+"""The typed state that flows through the answering graph (one question = one pass; chat keeps `history`)."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, TypedDict
+
+from pydantic import BaseModel, Field
+
+from biocite.agent.citations import DraftSentence
+from biocite.records import Answer, AnswerSentence, Evidence, NodeTiming, SearchHit
+
+
+class Turn(BaseModel):
+    """One finished exchange of a chat, kept by the checkpointer to rewrite follow-up questions."""
+
+    question: str
+    standalone: str
+    answer: str
+    cited: list[str] = Field(default_factory=list)
+
+
+class AgentState(TypedDict, total=False):
+    question: str  # as asked
+    mode: str  # "generate" | "extractive"
+    standalone: str  # the question rewritten to stand alone (chat follow-ups); else the question
+    round: int  # retrieval rounds done
+    queries: list[str]  # every query searched, in order
+    hits: list[SearchHit]  # every abstract retrieved, in order of first retrieval
+    evidence: list[Evidence]  # chosen evidence sentences, best first
+    drafts: list[DraftSentence]  # the generator's parsed sentences, before verification
+    sentences: list[AnswerSentence]  # the answer's sentences
+    answer_mode: str  # what produced `sentences` ("generate", or "extractive" also on fallback)
+    llm_failed: bool
+    abstain_reason: str | None
+    notes: list[str]
+    timings: list[NodeTiming]
+    answer: Answer | None
+    history: Annotated[list[Turn], operator.add]  # grows across the turns of a chat thread
+
+
+def fresh_turn(question: str, mode: str) -> AgentState:
+    """The input of one pass: every per-question field reset (a chat thread keeps only `history`)."""
+    return AgentState(
+        question=question,
+        mode=mode,
+        standalone=question,
+        round=0,
+        queries=[],
+        hits=[],
+        evidence=[],
+        drafts=[],
+        sentences=[],
+        answer_mode=mode,
+        llm_failed=False,
+        abstain_reason=None,
+        notes=[],
+        timings=[],
+        answer=None,
+    )

@@ -1,0 +1,185 @@
+"""The answering graph with a fake index, a scripted LLM and an overlap judge: the hard guarantees."""
+
+from __future__ import annotations
+
+import pytest
+from agent_fakes import FakeRetriever, agent_settings, fake_model, overlap_judge
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from biocite.agent.graph import Agent, enforce_guarantees
+from biocite.errors import InputError, ModelError
+from biocite.records import AnswerSentence, Citation
+
+QUESTION = "Does metformin reduce body weight in type 2 diabetes?"
+
+
+def make_agent(*responses: str, judge=overlap_judge, model=None, settings=None) -> tuple[Agent, FakeRetriever]:
+    retriever = FakeRetriever()
+    agent = Agent(
+        settings or agent_settings(),
+        retriever=retriever,
+        chat_model=model or fake_model(*responses),
+        judge=judge,
+    )
+    return agent, retriever
+
+
+def check_spans(answer, retriever: FakeRetriever) -> None:
+    docs = retriever.index.docs.docs
+    for sentence in answer.sentences:
+        for citation in sentence.citations:
+            for evidence in citation.evidence:
+                assert evidence.pmid == citation.pmid
+                abstract = docs[citation.pmid].abstract
+                assert abstract[evidence.span.start : evidence.span.end] == evidence.span.text
+                for phrase in evidence.phrases:
+                    assert abstract[phrase.start : phrase.end] == phrase.text
+
+
+def test_extractive_mode_quotes_evidence_and_cites_its_own_abstract() -> None:
+    agent, retriever = make_agent()
+    answer = agent.ask(QUESTION, mode="extractive")
+    assert not answer.abstained and answer.mode == "extractive"
+    assert answer.sentences
+    docs = retriever.index.docs.docs
+    for sentence in answer.sentences:
+        assert len(sentence.citations) == 1
+        assert sentence.text in docs[sentence.citations[0].pmid].abstract
+    assert answer.sentences[0].citations[0].pmid in {"111", "444"}
+    check_spans(answer, retriever)
+    assert {t.node for t in answer.trace.timings} >= {"plan", "retrieve", "attribute", "extractive"}
+    assert answer.trace.queries == [QUESTION]
+    assert {r.pmid for r in answer.references} == set(answer.cited_pmids)
+
+
+def test_phrases_share_content_with_the_question() -> None:
+    agent, _ = make_agent()
+    answer = agent.ask(QUESTION, mode="extractive")
+    phrases = [p.text for s in answer.sentences for c in s.citations for e in c.evidence for p in e.phrases]
+    assert any("metformin" in p.lower() or "weight" in p.lower() for p in phrases)
+
+
+def test_generate_keeps_supported_sentences_and_never_cites_unretrieved_pmids() -> None:
+    text = (
+        "Metformin reduced body weight in adults with type 2 diabetes [1]. "
+        "Metformin cures cancer in mice [99]. "
+        "Unicorns prefer statins (PMID 987654). "
+        "The mean weight loss was 2.1 kg over 12 months [2]."
+    )
+    agent, _ = make_agent(text)
+    answer = agent.ask(QUESTION, mode="generate")
+    assert not answer.abstained and answer.mode == "generate"
+    retrieved = set(answer.trace.retrieved)
+    texts = [s.text for s in answer.sentences]
+    assert "Metformin cures cancer in mice." not in texts
+    assert not any("Unicorns" in t for t in texts)
+    assert any(t.startswith("Metformin reduced body weight") for t in texts)
+    for sentence in answer.sentences:
+        assert sentence.citations, "no kept sentence without a citation"
+        assert sentence.support is not None and sentence.support >= agent.config.min_support
+        assert all(c.pmid in retrieved for c in sentence.citations)
+        assert 1 <= len(sentence.citations) <= agent.config.max_citations_per_sentence
+    assert "987654" not in answer.cited_pmids
+    assert any(note.startswith("verification:") for note in answer.trace.notes)
+
+
+def test_sentence_citing_the_wrong_abstract_is_recited_to_the_supporting_one() -> None:
+    # [1] is the best evidence (metformin, PMID 111); the sentence is about statins (PMID 222, evidence [2]).
+    agent, _ = make_agent("Statin therapy was associated with muscle pain in 10% of patients [1].")
+    question = "Does metformin reduce body weight in diabetes, and does statin therapy cause muscle pain?"
+    answer = agent.ask(question, mode="generate")
+    assert not answer.abstained
+    assert answer.mode == "generate", answer.trace.notes
+    assert [c.pmid for c in answer.sentences[0].citations] == ["222"]
+    assert any("1 re-cited" in note for note in answer.trace.notes)
+
+
+def test_unsupported_generation_falls_back_to_extractive() -> None:
+    agent, _ = make_agent("Metformin cures cancer [1].", judge=lambda messages: 0.01)
+    answer = agent.ask(QUESTION, mode="generate")
+    assert answer.mode == "extractive" and not answer.abstained
+    assert any("extractive fallback" in note for note in answer.trace.notes)
+
+
+def test_undetermined_judgements_never_count_as_support() -> None:
+    agent, _ = make_agent("Metformin reduced body weight [1].", judge=lambda messages: None)
+    answer = agent.ask(QUESTION, mode="generate")
+    assert answer.mode == "extractive"
+    assert any("undetermined" in note for note in answer.trace.notes)
+
+
+class BrokenModel(FakeListChatModel):
+    error: type[Exception] = RuntimeError
+
+    def _call(self, *args, **kwargs):  # type: ignore[override]
+        raise self.error("boom")
+
+    def _stream(self, *args, **kwargs):  # type: ignore[override]
+        raise self.error("boom")
+
+
+def test_llm_error_falls_back_to_extractive_and_says_so() -> None:
+    agent, _ = make_agent(model=BrokenModel(responses=["x"]))
+    answer = agent.ask(QUESTION, mode="generate")
+    assert answer.mode == "extractive" and answer.sentences
+    assert any("generation failed (RuntimeError" in note for note in answer.trace.notes)
+
+
+def test_unreachable_endpoint_is_a_clear_model_error() -> None:
+    agent, _ = make_agent(model=BrokenModel(responses=["x"], error=ConnectionError))
+    with pytest.raises(ModelError, match="cannot reach the LLM endpoint"):
+        agent.ask(QUESTION, mode="generate")
+
+
+def test_unanswerable_question_abstains_after_the_rounds_naming_the_queries() -> None:
+    agent, retriever = make_agent()
+    answer = agent.ask("What is the mating season of emperor penguins in Antarctica?", mode="extractive")
+    assert answer.abstained and not answer.sentences and not answer.references
+    assert answer.trace.rounds == agent.config.max_rounds
+    assert len(answer.trace.queries) == 2 and len(retriever.queries) == 2
+    assert "emperor penguins" in (answer.abstain_reason or "")
+
+
+def test_thin_evidence_triggers_a_second_round_with_a_rewritten_query() -> None:
+    # generate mode: the first LLM call rewrites the query; the question alone finds only weak evidence.
+    settings = agent_settings("agent.min_top_relevance=0.95")
+    agent, retriever = make_agent("vitamin D hip fractures older adults", settings=settings)
+    answer = agent.ask("Vitamin D and hip fractures?", mode="generate")
+    assert answer.trace.rounds == 2
+    assert answer.trace.queries[1] == "vitamin D hip fractures older adults"
+    assert retriever.queries == answer.trace.queries
+
+
+def test_word_and_sentence_limits_count_words_without_markers() -> None:
+    settings = agent_settings("agent.max_words=12", "agent.max_sentences=3")
+    text = (
+        "Metformin reduced body weight in adults with type 2 diabetes [1]. "
+        "The mean weight loss was 2.1 kg over 12 months [2]."
+    )
+    agent, _ = make_agent(text, settings=settings)
+    answer = agent.ask(QUESTION, mode="generate")
+    words = sum(len(s.text.split()) for s in answer.sentences)
+    assert words <= 12 and len(answer.sentences) <= 3
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["", "   ", "x" * 2000, "¿Cuál es el tratamiento de la diabetes con metformina en los niños?", "二甲双胍能减轻体重吗"],
+)
+def test_bad_questions_are_refused_with_a_clear_message(question: str) -> None:
+    agent, _ = make_agent()
+    with pytest.raises(InputError):
+        agent.ask(question, mode="extractive")
+
+
+def test_enforce_guarantees_drops_unretrieved_citations_and_unverified_sentences() -> None:
+    sentences = [
+        AnswerSentence(text="a", citations=[Citation(pmid="1"), Citation(pmid="9")], support=0.9),
+        AnswerSentence(text="b", citations=[Citation(pmid="9")], support=0.9),
+        AnswerSentence(text="c", citations=[Citation(pmid="1")], support=0.2),
+        AnswerSentence(text="d", citations=[Citation(pmid="1")], support=None),
+    ]
+    notes: list[str] = []
+    kept = enforce_guarantees(sentences, {"1"}, "generate", 0.5, notes)
+    assert [s.text for s in kept] == ["a"] and [c.pmid for c in kept[0].citations] == ["1"]
+    assert len(notes) == 4

@@ -1,0 +1,139 @@
+"""Parsing of the generator's citations, input checks, evidence spans, the extractive answer, chat memory."""
+
+from __future__ import annotations
+
+import pytest
+from agent_fakes import ABSTRACTS, FakeRetriever, HashEmbedder, agent_settings, fake_model, overlap_judge
+
+from biocite.agent.checks import check_question, looks_english
+from biocite.agent.citations import count_words, parse_generation
+from biocite.agent.evidence import VectorCache, clause_spans, contributory_phrases, content_terms, select_evidence
+from biocite.agent.extractive import extractive_sentences
+from biocite.agent.graph import Agent, expand_query, make_checkpointer
+from biocite.errors import InputError
+from biocite.records import Document, Sentence
+
+
+def test_parse_generation_reads_marker_styles_and_moves_trailing_markers() -> None:
+    text = (
+        "Answer: Smoking raises risk [1][2]. Survival fell (HR 1.2, p<0.05).[3] "
+        "Statins help (PMID: 555) and [7]. Both [1-2]. Patients (12) improved [evidence 2]."
+    )
+    drafts = parse_generation(text, 3, {"555"})
+    assert [d.text for d in drafts] == [
+        "Smoking raises risk.",
+        "Survival fell (HR 1.2, p<0.05).",
+        "Statins help and.",
+        "Both.",
+        "Patients (12) improved.",
+    ]
+    assert [d.evidence_ids for d in drafts] == [[1, 2], [3], [], [1, 2], [2]]
+    assert drafts[2].pmids == ["555"] and drafts[2].invalid == ["7"]
+
+
+def test_count_words_ignores_markers() -> None:
+    assert count_words("Smoking raises the risk [1][2] of cancer [3].") == 6
+
+
+def test_language_heuristic() -> None:
+    assert looks_english("Does metformin reduce weight?")
+    assert looks_english("BRCA1 breast cancer risk")
+    assert looks_english("Is Guillain–Barré syndrome linked to Zika?")
+    assert not looks_english("Quels sont les effets de la metformine sur le poids des patients?")
+    assert not looks_english("Wie wirkt Metformin bei Diabetes und ist es sicher?")
+    assert not looks_english("Метформин снижает вес?")
+
+
+def test_check_question_normalises_space_and_names_the_limit() -> None:
+    assert check_question("  Does  X help? ", 100) == "Does X help?"
+    with pytest.raises(InputError, match="max_question_chars"):
+        check_question("why " * 50, 100)
+    with pytest.raises(InputError, match="no words"):
+        check_question("???", 100)
+
+
+def test_clause_spans_and_phrases_are_exact_slices() -> None:
+    abstract = "Background text. In obese adolescents, metformin lowered body weight slightly; diarrhoea was frequent."
+    start = abstract.index("In obese")
+    sentence = Sentence(pmid="1", index=1, start=start, end=len(abstract), text=abstract[start:])
+    spans = clause_spans(sentence)
+    assert [sentence.text[a:b] for a, b in spans] == [
+        "In obese adolescents",
+        "metformin lowered body weight slightly",
+        "diarrhoea was frequent",
+    ]
+    phrases = contributory_phrases(sentence, abstract, content_terms("Does metformin lower body weight?"))
+    assert [p.text for p in phrases] == ["metformin lowered body weight slightly"]
+    assert all(abstract[p.start : p.end] == p.text for p in phrases)
+
+
+def test_select_evidence_thresholds_and_dedup() -> None:
+    docs = {p: Document(pmid=p, title=t, abstract=a) for p, (t, a) in ABSTRACTS.items()}
+    docs["555"] = Document(pmid="555", title="copy", abstract=ABSTRACTS["111"][1])  # a duplicate abstract
+    retriever = FakeRetriever()
+    sentences = {p: retriever.index.docs.sentences(p) if p != "555" else [] for p in docs}
+    from agent_fakes import split_sentences
+
+    sentences["555"] = split_sentences("555", docs["555"].abstract)
+    cache = VectorCache(HashEmbedder())
+    evidence = select_evidence("metformin body weight", docs, sentences, cache, per_doc=2, min_relevance=0.3)
+    texts = [e.span.text for e in evidence]
+    assert len(texts) == len(set(texts))
+    assert all(e.relevance >= 0.3 for e in evidence)
+    assert evidence == sorted(evidence, key=lambda e: -e.relevance)
+    assert {e.pmid for e in evidence} <= {"111", "444", "555"}
+
+
+def test_extractive_sentences_respect_limits() -> None:
+    retriever = FakeRetriever()
+    docs = retriever.index.docs.docs
+    sentences = {p: retriever.index.docs.sentences(p) for p in docs}
+    evidence = select_evidence(
+        "metformin body weight diabetes", docs, sentences, VectorCache(HashEmbedder()), per_doc=3, min_relevance=0.0
+    )
+    out = extractive_sentences(evidence, max_sentences=2, max_words=30)
+    assert 1 <= len(out) <= 2
+    assert sum(count_words(s.text) for s in out) <= 30
+    assert all(s.citations[0].evidence[0].span.text == s.text for s in out)
+
+
+def test_expand_query_adds_title_terms_found_twice() -> None:
+    hits = FakeRetriever().search("metformin weight")
+    query = expand_query("Is metformin useful?", hits, [])
+    assert query.startswith("metformin useful") and "weight" in query
+
+
+def test_chat_follow_up_uses_the_conversation() -> None:
+    retriever = FakeRetriever()
+    agent = Agent(
+        agent_settings(),
+        retriever=retriever,
+        chat_model=fake_model("x"),
+        judge=overlap_judge,
+        checkpointer=make_checkpointer(),
+    )
+    first = agent.ask("Does metformin reduce body weight in type 2 diabetes?", mode="extractive", thread_id="t1")
+    assert not first.abstained
+    second = agent.ask("What about its adverse events?", mode="extractive", thread_id="t1")
+    assert "metformin" in retriever.queries[-1].lower()
+    assert any("follow-up" in note for note in second.trace.notes)
+    state = agent.graph.get_state({"configurable": {"thread_id": "t1"}}).values
+    assert [t.question for t in state["history"]] == [first.question, second.question]
+    # a new thread starts without memory
+    agent.ask("What about its adverse events?", mode="extractive", thread_id="t2")
+    assert "metformin" not in retriever.queries[-1].lower()
+
+
+def test_chat_follow_up_rewritten_by_the_llm_in_generate_mode() -> None:
+    retriever = FakeRetriever()
+    model = fake_model(
+        "Metformin reduced body weight in adults with type 2 diabetes [1].",
+        "Does metformin cause gastrointestinal adverse events?\nextra line",
+        "Gastrointestinal adverse events were the most common [1].",
+    )
+    agent = Agent(agent_settings(), retriever=retriever, chat_model=model, judge=overlap_judge, checkpointer=make_checkpointer())
+    agent.ask("Does metformin reduce body weight in type 2 diabetes?", mode="generate", thread_id="t")
+    second = agent.ask("And its side effects?", mode="generate", thread_id="t")
+    assert retriever.queries[1] == "Does metformin cause gastrointestinal adverse events?"
+    assert second.trace.queries[0] == retriever.queries[1]
+    assert second.question == "And its side effects?"
