@@ -1,0 +1,91 @@
+"""Sentence splitting of abstracts with exact character offsets.
+
+pysbd (rule-based, with abbreviation handling for "e.g.", "vs.", "et al.", "P<.05", decimals) proposes
+the sentences; a few repairs undo its false splits that are common in abstracts: a lone "." (from
+"..") becomes part of the sentence before it, and a piece that starts with a plain lowercase word
+("aureus", "per"), with ",;)]" or follows text that does not end a sentence ("(Arm | 2)") is joined to
+the previous sentence. Section boundaries of structured abstracts are always sentence boundaries.
+
+pysbd was preferred over nupunkt 0.8 (which is ~40x faster) after comparing both on 1,200 corpus
+abstracts: nupunkt misses boundaries after unit abbreviations ("for 48 h. The", "7-10 min. Next"),
+which are frequent in biomedical text.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import pysbd
+from biocite.records import Document, Sentence
+
+_ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*$")
+_JOIN_START = re.compile(r"[,;)\]]|[a-z]+\b(?![-\d])")
+_HAS_WORD = re.compile(r"\w")
+
+
+@lru_cache(maxsize=1)
+def _segmenter() -> pysbd.Segmenter:
+    return pysbd.Segmenter(language="en", clean=False, char_span=False)
+
+
+def _raw_spans(text: str, offset: int) -> list[tuple[int, int]]:
+    """pysbd's sentences of `text` as tight (start, end) spans, shifted by `offset`."""
+    spans: list[tuple[int, int]] = []
+    cursor = 0
+    for piece in _segmenter().segment(text):
+        piece = piece.strip()
+        if not piece:
+            continue
+        start = text.find(piece, cursor)
+        if start < 0:  # pysbd altered the text: keep the rest as one sentence rather than lose it
+            rest = text[cursor:]
+            if rest.strip():
+                lead = len(rest) - len(rest.lstrip())
+                spans.append((offset + cursor + lead, offset + len(text.rstrip())))
+            return spans
+        cursor = start + len(piece)
+        spans.append((offset + start, offset + cursor))
+    return spans
+
+
+def _repair(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Join pieces that pysbd split off by mistake to the sentence before them."""
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        if out:
+            prev = text[out[-1][0] : out[-1][1]]
+            piece = text[start:end]
+            if not _HAS_WORD.search(piece) or not _ENDS_SENTENCE.search(prev) or _JOIN_START.match(piece):
+                out[-1] = (out[-1][0], end)
+                continue
+        out.append((start, end))
+    return out
+
+
+def _regions(doc: Document) -> list[tuple[int, int]]:
+    """Consecutive regions of the abstract, cut at every section start and end."""
+    n = len(doc.abstract)
+    cuts = {0, n}
+    for section in doc.sections:
+        cuts.update(c for c in (section.start, section.end) if 0 <= c <= n)
+    points = sorted(cuts)
+    return list(zip(points, points[1:], strict=False))
+
+
+def sentence_spans(doc: Document) -> list[tuple[int, int]]:
+    """(start, end) offsets into doc.abstract of each sentence, in order."""
+    spans: list[tuple[int, int]] = []
+    for lo, hi in _regions(doc):
+        region = doc.abstract[lo:hi]
+        if region.strip():
+            spans.extend(_repair(doc.abstract, _raw_spans(region, lo)))
+    return spans
+
+
+def split_sentences(doc: Document) -> list[Sentence]:
+    """Sentences of doc.abstract (not the title): doc.abstract[s.start:s.end] == s.text."""
+    return [
+        Sentence(pmid=doc.pmid, index=i, start=start, end=end, text=doc.abstract[start:end])
+        for i, (start, end) in enumerate(sentence_spans(doc))
+    ]
