@@ -150,6 +150,44 @@ def search(
             console.print(f"    [dim]» {hit.best_sentence.text}[/dim]")
 
 
+# --- ask / chat (agent) ------------------------------------------------------------------------------
+
+ModeOpt = Annotated[
+    Optional[str], typer.Option("--mode", "-m", help="generate (LLM, verified) or extractive (no LLM).")
+]
+
+
+@app.command("ask")
+def ask(
+    question: Annotated[str, typer.Argument(help="A biomedical question in English.")],
+    mode: ModeOpt = None,
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+    json_out: JsonOpt = False,
+    trace: Annotated[bool, typer.Option("--trace", help="Also print the agent's notes.")] = False,
+) -> None:
+    """Answer one question: sentences citing PMIDs, the evidence quoted under each, PubMed links."""
+    from biocite.agent.graph import Agent
+    from biocite.agent.render import render_answer
+
+    settings = _settings(preset, overrides)
+    agent = Agent(settings)
+    if json_out:
+        console.print_json(agent.ask(question, mode=mode).model_dump_json())
+        return
+    with err_console.status("thinking") as status:
+        answer = agent.ask(question, mode=mode, on_event=lambda e: e["event"] == "start" and status.update(e["node"]))
+    render_answer(console, answer, show_trace=trace)
+
+
+@app.command("chat")
+def chat(mode: ModeOpt = None, preset: PresetOpt = None, overrides: SetOpt = None) -> None:
+    """Terminal chat: follow-ups use the conversation; /sources, /evidence N, /reset, /quit."""
+    from biocite.agent.chat import run_chat
+
+    run_chat(_settings(preset, overrides), mode, console)
+
+
 # --- train --------------------------------------------------------------------------------------------
 
 
