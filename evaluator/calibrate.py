@@ -1,0 +1,234 @@
+"""`biocite calibrate nuggets`: fit the nugget matcher on the K-QA train questions, report on held-out ones.
+
+Labelled (answer, gold nugget) pairs come from two K-QA sources, split by question (seeded hash):
+- physician answers against their own must-have statements (positives: the physicians wrote those
+  statements from that answer) plus the must-have statements of one other question (negatives);
+- the 399 physician entailment labels of LLM answers (Entailment = match; Neutral / Contradiction = no match).
+The mixture is fitted (unsupervised) on every cosine of the train items; the P(match) threshold is tuned by
+Optuna on three objectives (F1 averaged over the two sources, so the 259 human labels weigh as much as the
+~1,000 physician pairs; mean similarity of the kept alignments, number of alignments).
+Selection rule on the Pareto front: the highest F1; among trials within 0.005 F1 of it, the one with the
+highest mean matched similarity (the more conservative threshold); then the lower threshold.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from biocite.evaluator.kqa import KQAQuestion, NLILabel, load_nli_labels, load_questions, split_of
+from biocite.evaluator.nuggets import (
+    MatchModel,
+    clause_nuggets,
+    fit_mixture,
+    greedy_match,
+    match_component_of,
+    mixture_to_dict,
+)
+
+F1_TOLERANCE = 0.005
+SOURCES = ("physician", "nli")
+
+
+@dataclass
+class Item:
+    """One answer against one set of gold nuggets; `labels` maps gold index -> should match."""
+
+    source: str  # "physician" | "nli"
+    answer_nuggets: list[str]
+    gold: list[str]
+    labels: dict[int, bool]
+    sim: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+
+
+def physician_items(questions: Sequence[KQAQuestion], seed: int) -> list[Item]:
+    rng = random.Random(seed)
+    items = []
+    for i, q in enumerate(questions):
+        others = [j for j in range(len(questions)) if j != i and questions[j].must_have]
+        if not q.must_have or not others:
+            continue
+        foreign = questions[rng.choice(others)].must_have
+        gold = list(q.must_have) + list(foreign)
+        labels = {k: k < len(q.must_have) for k in range(len(gold))}
+        items.append(Item("physician", clause_nuggets(q.answer), gold, labels))
+    return items
+
+
+def nli_items(rows: Sequence[NLILabel]) -> list[Item]:
+    grouped: dict[tuple[str, str], list[NLILabel]] = {}
+    for row in rows:
+        grouped.setdefault((row.question, row.answer), []).append(row)
+    items = []
+    for (_, answer), group in grouped.items():
+        gold = list(dict.fromkeys(r.claim for r in group))
+        labels = {gold.index(r.claim): r.label == "Entailment" for r in group}
+        items.append(Item("nli", clause_nuggets(answer), gold, labels))
+    return items
+
+
+def attach_similarities(items: list[Item], embed: Any) -> None:
+    texts = sorted({t for it in items for t in [*it.answer_nuggets, *it.gold]})
+    vectors = embed(texts)
+    row = {t: i for i, t in enumerate(texts)}
+    for it in items:
+        a = (
+            vectors[[row[t] for t in it.answer_nuggets]]
+            if it.answer_nuggets
+            else np.zeros((0, vectors.shape[1]))
+        )
+        g = vectors[[row[t] for t in it.gold]]
+        it.sim = a @ g.T
+
+
+@dataclass
+class Scores:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+    sims: list[float] = field(default_factory=list)
+
+    def f1(self) -> float:
+        denom = 2 * self.tp + self.fp + self.fn
+        return 2 * self.tp / denom if denom else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        n = self.tp + self.fp + self.fn + self.tn
+        p_yes = ((self.tp + self.fp) / n) * ((self.tp + self.fn) / n) if n else 0.0
+        p_no = ((self.tn + self.fn) / n) * ((self.tn + self.fp) / n) if n else 0.0
+        acc = (self.tp + self.tn) / n if n else 0.0
+        kappa = (acc - p_yes - p_no) / (1 - p_yes - p_no) if n and (p_yes + p_no) < 1 else 0.0
+        return {
+            "n": n,
+            "accuracy": round(acc, 4),
+            "f1": round(self.f1(), 4),
+            "precision": round(self.tp / (self.tp + self.fp), 4) if self.tp + self.fp else None,
+            "recall": round(self.tp / (self.tp + self.fn), 4) if self.tp + self.fn else None,
+            "cohen_kappa": round(kappa, 4),
+            "confusion": {"tp": self.tp, "fp": self.fp, "fn": self.fn, "tn": self.tn},
+        }
+
+
+def evaluate_items(items: Sequence[Item], matcher: MatchModel) -> Scores:
+    scores = Scores()
+    for it in items:
+        aligned = greedy_match(it.sim, matcher.p_match(it.sim), matcher.threshold)
+        matched = {a.gold_index for a in aligned}
+        scores.sims.extend(a.similarity for a in aligned)
+        for k, want in it.labels.items():
+            got = k in matched
+            scores.tp += got and want
+            scores.fp += got and not want
+            scores.fn += want and not got
+            scores.tn += not got and not want
+    return scores
+
+
+def choose_from_front(front: list[tuple[float, float, float, float]]) -> tuple[float, float, float, float]:
+    """front: (threshold, f1, mean similarity, alignments). See the module docstring for the rule."""
+    best_f1 = max(t[1] for t in front)
+    near = [t for t in front if t[1] >= best_f1 - F1_TOLERANCE]
+    return sorted(near, key=lambda t: (-t[2], t[0]))[0]
+
+
+def calibrate_nuggets(
+    embed: Any,
+    *,
+    embedder_name: str,
+    seed: int = 13,
+    n_trials: int = 80,
+    questions: Sequence[KQAQuestion] | None = None,
+    nli: Sequence[NLILabel] | None = None,
+) -> MatchModel:
+    import optuna
+    from biocite.heads import data_fingerprint
+
+    questions = list(questions if questions is not None else load_questions())
+    nli = list(nli if nli is not None else load_nli_labels())
+    train_q = [q for q in questions if split_of(q.question, seed) == "train"]
+    test_q = [q for q in questions if split_of(q.question, seed) == "test"]
+    train = physician_items(train_q, seed) + nli_items(
+        [r for r in nli if split_of(r.question, seed) == "train"]
+    )
+    test = physician_items(test_q, seed) + nli_items([r for r in nli if split_of(r.question, seed) == "test"])
+    attach_similarities(train + test, embed)
+
+    all_sims = np.concatenate([it.sim.ravel() for it in train if it.sim.size])
+    mixture = fit_mixture(all_sims, seed)
+    fit_rows = [
+        {
+            "source": it.source,
+            "answer": it.answer_nuggets,
+            "gold": it.gold,
+            "labels": sorted(it.labels.items()),
+        }
+        for it in train
+    ]
+    base = MatchModel(
+        embedder=embedder_name,
+        mixture=mixture_to_dict(mixture),
+        match_component=match_component_of(mixture),
+        threshold=0.5,
+        fit_data_sha256=data_fingerprint(fit_rows),
+    )
+
+    def objective(trial: optuna.Trial) -> tuple[float, float, float]:
+        base.threshold = trial.suggest_float("threshold", 0.01, 0.99)
+        parts = [evaluate_items([it for it in train if it.source == src], base) for src in SOURCES]
+        sims = [x for s in parts for x in s.sims]
+        f1 = float(np.mean([s.f1() for s in parts]))
+        return f1, float(np.mean(sims)) if sims else 0.0, float(len(sims))
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(
+        directions=["maximize", "maximize", "maximize"], sampler=optuna.samplers.TPESampler(seed=seed)
+    )
+    study.optimize(objective, n_trials=n_trials)
+    front = [(t.params["threshold"], *t.values) for t in study.best_trials]
+    chosen = choose_from_front(front)
+    base.threshold = round(float(chosen[0]), 6)
+
+    comp = base.match_component
+    means = np.asarray(mixture.means_).ravel()
+    base.split = {
+        "by": "question (seeded sha256)",
+        "seed": seed,
+        "test_fraction": 0.4,
+        "train_questions": len(train_q),
+        "test_questions": len(test_q),
+    }
+    base.selection = {
+        "rule": "max F1; within 0.005 of it, max mean matched similarity; then lower threshold",
+        "n_trials": n_trials,
+        "pareto_front": [[round(x, 4) for x in t] for t in sorted(front)],
+        "chosen": [round(x, 4) for x in chosen],
+        "mixture_means": [round(float(m), 4) for m in means],
+        "match_component": comp,
+    }
+    base.metrics = {
+        "train": _by_source(train, base),
+        "test": _by_source(test, base),
+        "note": "test = held-out K-QA questions; 'nli' compares with the physicians' majority labels "
+        "(Entailment = match)",
+    }
+    base.library_versions = _versions()
+    return base
+
+
+def _by_source(items: Sequence[Item], matcher: MatchModel) -> dict[str, Any]:
+    out = {}
+    for source in SOURCES:
+        part = [it for it in items if it.source == source]
+        out[source] = evaluate_items(part, matcher).summary() | {"items": len(part)}
+    return out
+
+
+def _versions() -> dict[str, str]:
+    import optuna
+    import sklearn
+
+    return {"scikit-learn": sklearn.__version__, "optuna": optuna.__version__, "numpy": np.__version__}

@@ -1,0 +1,218 @@
+"""Judges: a trained MiniLM head or the LLM, behind one interface, every call cached on disk and logged.
+
+A judge maps (text_a, text_b) pairs to one label of its label set, or `undetermined` when the LLM's answer
+cannot be parsed. The cache is a JSONL file: one line per call with the key (model, prompt version, input),
+the raw output and the parsed label. Reading it back rebuilds the lookup table, so an interrupted evaluation
+resumes where it stopped; a half-written last line (a crash mid-write) is ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+UNDETERMINED = "undetermined"
+COMPLETENESS_LABELS = ["Required", "Unnecessary", "Borderline", "Inappropriate"]
+SUPPORT_LABELS = ["Supports", "Contradicts", "Neutral", "Not relevant"]
+
+
+class Verdict(BaseModel):
+    label: str  # one of the judge's labels, or "undetermined"
+    probs: dict[str, float] | None = None
+    raw: str = ""
+    cached: bool = False
+
+
+class JudgeCache:
+    """Append-only JSONL cache keyed by sha256(model, prompt version, task, input)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._table: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        if path and path.is_file():
+            with path.open() as f:
+                for line in f:
+                    try:
+                        record = json.loads(line)
+                        self._table[record["key"]] = record
+                    except (json.JSONDecodeError, KeyError):
+                        continue  # a torn last line from an interrupted run
+
+    @staticmethod
+    def key(model: str, prompt_version: str, task: str, payload: Sequence[str]) -> str:
+        blob = json.dumps([model, prompt_version, task, list(payload)], ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        record = self._table.get(key)
+        if record is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return record
+
+    def put(self, key: str, record: dict[str, Any]) -> None:
+        record = {"key": key, "time": datetime.now(UTC).isoformat(timespec="seconds"), **record}
+        with self._lock:
+            self._table[key] = record
+            if self.path:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with self.path.open("a") as f:
+                    f.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+
+class Judge(Protocol):
+    name: str
+    labels: list[str]
+
+    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[Verdict]: ...
+
+
+class HeadJudge:
+    """A trained `PairClassifier` (argmax label, softmax probabilities kept)."""
+
+    prompt_version = "head-v1"
+
+    def __init__(self, head: Any, task: str, cache: JudgeCache, batch_size: int = 32) -> None:
+        self.head = head
+        self.task = task
+        self.cache = cache
+        self.labels = list(head.labels)
+        self.batch_size = batch_size
+        meta = head.meta or {}
+        self.name = f"head:{task}:{str(meta.get('train_data_sha256') or 'untracked')[:12]}"
+
+    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[Verdict]:
+        out: list[Verdict | None] = []
+        todo: list[int] = []
+        keys = [JudgeCache.key(self.name, self.prompt_version, self.task, p) for p in pairs]
+        for i, key in enumerate(keys):
+            hit = self.cache.get(key)
+            out.append(
+                Verdict(label=hit["label"], probs=hit.get("probs"), raw=hit["raw"], cached=True)
+                if hit
+                else None
+            )
+            if hit is None:
+                todo.append(i)
+        if todo:
+            probs = self.head.predict_proba([pairs[i] for i in todo], batch_size=self.batch_size)
+            for i, row in zip(todo, probs, strict=True):
+                p = {label: round(float(v), 5) for label, v in zip(self.labels, row, strict=True)}
+                label = max(p, key=p.__getitem__)
+                raw = json.dumps(p)
+                self.cache.put(
+                    keys[i],
+                    {
+                        "model": self.name,
+                        "prompt_version": self.prompt_version,
+                        "task": self.task,
+                        "input": list(pairs[i]),
+                        "raw": raw,
+                        "label": label,
+                        "probs": p,
+                    },
+                )
+                out[i] = Verdict(label=label, probs=p, raw=raw)
+        return [v for v in out if v is not None]
+
+
+# --- the LLM judge ------------------------------------------------------------------------------------
+
+PROMPT_VERSION = "llm-judge-v1"
+MAX_LABEL_TOKENS = 8
+
+COMPLETENESS_PROMPT = """You grade one sentence of an answer to a patient's medical question.
+Labels:
+Required: the sentence states information a complete answer to this question must contain.
+Borderline: relevant and correct, but a good answer could leave it out.
+Unnecessary: off the question, generic advice, or filler that does not help answer it.
+Inappropriate: wrong, unsafe or harmful advice for this question.
+
+Question: {a}
+Sentence: {b}
+
+Reply with exactly one word: Required, Borderline, Unnecessary or Inappropriate."""
+
+SUPPORT_PROMPT = """You check whether a passage from a cited PubMed abstract supports a sentence.
+Labels:
+Supports: the passage states or directly implies what the sentence says.
+Contradicts: the passage states the opposite or incompatible findings.
+Neutral: the passage is on the same topic but neither supports nor contradicts the sentence.
+NotRelevant: the passage is about something else.
+
+Sentence: {a}
+Passage: {b}
+
+Reply with exactly one word: Supports, Contradicts, Neutral or NotRelevant."""
+
+PROMPTS = {
+    "completeness": (COMPLETENESS_PROMPT, COMPLETENESS_LABELS),
+    "support": (SUPPORT_PROMPT, SUPPORT_LABELS),
+}
+
+
+def parse_label(raw: str, labels: Sequence[str]) -> str:
+    """The first label word in the reply (case-insensitive; "NotRelevant" / "irrelevant" = "Not relevant")."""
+    canon = {re.sub(r"[^a-z]", "", label.lower()): label for label in labels}
+    if "Not relevant" in labels:
+        canon["irrelevant"] = "Not relevant"
+    for word in re.findall(r"[A-Za-z]+(?:[ _-]?relevant)?", raw, flags=re.I):
+        hit = canon.get(re.sub(r"[^a-z]", "", word.lower()))
+        if hit:
+            return hit
+    return UNDETERMINED
+
+
+class LLMJudge:
+    """The chat model from `biocite.agent.llm`; asks for one label word; unparseable -> undetermined."""
+
+    def __init__(self, chat_model: Any, model_name: str, task: str, cache: JudgeCache) -> None:
+        self.chat_model = chat_model
+        self.task = task
+        self.cache = cache
+        self.template, self.labels = PROMPTS[task]
+        self.name = f"llm:{model_name}"
+        self.prompt_version = PROMPT_VERSION
+
+    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[Verdict]:
+        return [self._one(a, b) for a, b in pairs]
+
+    def _one(self, a: str, b: str) -> Verdict:
+        key = JudgeCache.key(self.name, self.prompt_version, self.task, (a, b))
+        hit = self.cache.get(key)
+        if hit:
+            return Verdict(label=hit["label"], raw=hit["raw"], cached=True)
+        from langchain_core.messages import HumanMessage
+
+        reply = self.chat_model.invoke(
+            [HumanMessage(content=self.template.format(a=a, b=b[:3000]))], max_tokens=MAX_LABEL_TOKENS
+        )
+        raw = str(getattr(reply, "content", reply))
+        label = parse_label(raw, self.labels)
+        self.cache.put(
+            key,
+            {
+                "model": self.name,
+                "prompt_version": self.prompt_version,
+                "task": self.task,
+                "input": [a, b],
+                "raw": raw,
+                "label": label,
+            },
+        )
+        return Verdict(label=label, raw=raw)

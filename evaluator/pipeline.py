@@ -1,0 +1,291 @@
+"""What `biocite evaluate` and `biocite calibrate` run: build judges, evaluate, write outputs."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from biocite.errors import InputError, ModelError
+from biocite.evaluator.evaluate import ALL_METRICS, Evaluator, QuestionResult, compare, summarise
+from biocite.evaluator.judges import HeadJudge, JudgeCache, LLMJudge
+from biocite.evaluator.nuggets import MatchModel, clause_nuggets, parse_llm_nuggets
+from biocite.evaluator.runs import Run, load_run
+from biocite.evaluator.sources import AbstractSource
+from biocite.settings import Settings
+
+METRICS_FILE = "metrics.json"
+REPORT_FILE = "report.html"
+NUGGETIZER_PROMPT_VERSION = "nuggetizer-v1"
+NUGGETIZER_PROMPT = """Split this answer into its atomic facts: short, self-contained statements,
+one per line, each starting with "- ". Do not add facts that are not in the answer.
+
+Answer: {text}"""
+
+
+def evaluator_dir(settings: Settings) -> Path:
+    return settings.models_dir / "evaluator"
+
+
+def matcher_path(settings: Settings) -> Path:
+    return settings.evaluator.nugget_matcher or evaluator_dir(settings) / "nugget_matcher.json"
+
+
+def head_path(settings: Settings, task: str) -> Path:
+    ev = settings.evaluator
+    given = ev.completeness_head if task == "completeness" else ev.citation_head
+    return given or evaluator_dir(settings) / f"{task}_head"
+
+
+def cache_path(settings: Settings) -> Path:
+    return (settings.evaluator.cache_dir or settings.home / "cache" / "evaluator") / "judge_cache.jsonl"
+
+
+def load_gold(path: Path) -> dict[str, list[str]]:
+    """Gold nuggets: JSON `{topic_id: [nugget, ...]}` or JSONL lines `{"topic_id", "nuggets": [...]}`."""
+    if not path.is_file():
+        raise InputError(f"{path}: gold nuggets file not found")
+    text = path.read_text()
+    try:
+        data: Any = json.loads(text)
+        if isinstance(data, dict) and "topic_id" in data:  # a one-line JSONL file
+            rows = [data]
+        elif isinstance(data, dict):
+            rows = [{"topic_id": k, "nuggets": v} for k, v in data.items()]
+        else:
+            rows = data
+    except json.JSONDecodeError:
+        rows = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{path}:{n}: not JSON ({exc.msg})") from None
+    gold: dict[str, list[str]] = {}
+    for i, row in enumerate(rows):
+        topic = row.get("topic_id") if isinstance(row, dict) else None
+        nuggets = row.get("nuggets") if isinstance(row, dict) else None
+        if topic is None:
+            raise InputError(f"{path}: entry {i}: field 'topic_id': missing")
+        if not isinstance(nuggets, list) or not all(isinstance(x, str) for x in nuggets):
+            raise InputError(f"{path}: topic {topic}: field 'nuggets': expected a list of strings")
+        gold[str(topic)] = nuggets
+    return gold
+
+
+def _embedder(settings: Settings) -> Any:
+    from biocite.index.dense import Embedder
+
+    embedder = Embedder(settings.evaluator.nugget_model, settings)
+    return lambda texts: embedder.encode(list(texts))
+
+
+def _judge(settings: Settings, task: str, cache: JudgeCache, kind: str) -> Any:
+    if kind == "llm":
+        from biocite.agent.llm import make_chat_model
+
+        return LLMJudge(make_chat_model(settings), settings.llm.model, task, cache)
+    from biocite.heads import PairClassifier
+
+    folder = head_path(settings, task)
+    if not (folder / "meta.json").is_file():
+        raise ModelError(f"no {task} head at {folder}; run `biocite calibrate {task}` first")
+    return HeadJudge(PairClassifier.load(folder), task, cache)
+
+
+def _llm_nuggetizer(settings: Settings, cache: JudgeCache) -> Any:
+    from biocite.agent.llm import make_chat_model
+    from langchain_core.messages import HumanMessage
+
+    chat = make_chat_model(settings)
+    name = f"llm:{settings.llm.model}"
+
+    def nuggetize(text: str) -> tuple[list[str], str]:
+        key = JudgeCache.key(name, NUGGETIZER_PROMPT_VERSION, "nuggetize", [text])
+        hit = cache.get(key)
+        raw = (
+            hit["raw"]
+            if hit
+            else str(chat.invoke([HumanMessage(NUGGETIZER_PROMPT.format(text=text))], max_tokens=300).content)
+        )
+        nuggets = parse_llm_nuggets(raw)
+        if not hit:
+            cache.put(
+                key,
+                {
+                    "model": name,
+                    "prompt_version": NUGGETIZER_PROMPT_VERSION,
+                    "task": "nuggetize",
+                    "input": [text],
+                    "raw": raw,
+                    "label": "ok" if nuggets else "undetermined",
+                },
+            )
+        if nuggets:
+            return nuggets, "llm"
+        return clause_nuggets(text), "clause (LLM answer unparseable)"
+
+    return nuggetize
+
+
+def build_evaluator(
+    settings: Settings,
+    metrics: list[str],
+    *,
+    gold: dict[str, list[str]] | None = None,
+    source: AbstractSource | None = None,
+    judge: str | None = None,
+    cache: JudgeCache | None = None,
+) -> tuple[Evaluator, dict[str, Any]]:
+    ev = settings.evaluator
+    kind = judge or ev.judge
+    cache = cache or JudgeCache(cache_path(settings))
+    info: dict[str, Any] = {"judge": kind, "cache": str(cache.path), "metrics": metrics}
+    needs_docs = "citation" in metrics or "correctness" in metrics
+    retrieve = None
+    if needs_docs and source is None:
+        from biocite.evaluator.sources import StoreSource
+        from biocite.index.build import open_index
+
+        source = StoreSource(open_index(settings).docs)
+    if "correctness" in metrics and ev.retrieved_k > 0:
+        from biocite.index.hybrid import open_retriever
+
+        retriever = open_retriever(settings)
+        k = ev.retrieved_k
+        retrieve = lambda q: [h.pmid for h in retriever.search(q, k=k, stage="bm25")]  # noqa: E731
+    embed = _embedder(settings) if ("nuggets" in metrics or kind == "llm") else None
+    matcher = None
+    if "nuggets" in metrics and gold:
+        matcher = MatchModel.load(matcher_path(settings))
+        info["nugget_matcher"] = matcher.model_id
+    completeness = _judge(settings, "completeness", cache, kind) if "completeness" in metrics else None
+    support = (
+        _judge(settings, "support" if kind == "llm" else "citation", cache, kind) if needs_docs else None
+    )
+    for name, j in (("completeness_judge", completeness), ("support_judge", support)):
+        if j is not None:
+            info[name] = j.name
+    nuggetize = _llm_nuggetizer(settings, cache) if ev.nuggetizer == "llm" and "nuggets" in metrics else None
+    evaluator = Evaluator(
+        metrics=metrics,
+        source=source,
+        completeness_judge=completeness,
+        support_judge=support,
+        embed=embed,
+        matcher=matcher,
+        gold=gold,
+        nuggetize=nuggetize,
+        retrieve=retrieve,
+        max_windows=ev.llm_windows if kind == "llm" else None,
+    )
+    return evaluator, info
+
+
+def parse_metrics(spec: str | None) -> list[str]:
+    if not spec:
+        return list(ALL_METRICS)
+    names = [m.strip() for m in spec.split(",") if m.strip()]
+    bad = [m for m in names if m not in ALL_METRICS]
+    if bad:
+        raise InputError(f"unknown metric(s) {', '.join(bad)}; known: {', '.join(ALL_METRICS)}")
+    return names
+
+
+def evaluate_run_file(
+    settings: Settings,
+    run_path: Path,
+    out_dir: Path,
+    *,
+    metrics: list[str],
+    gold_path: Path | None = None,
+    source: AbstractSource | None = None,
+    judge: str | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Evaluate a run and write metrics.json + report.html into out_dir. Returns the metrics document."""
+    from biocite.evaluator.report import write_report
+
+    started = time.perf_counter()
+    run = load_run(run_path)
+    gold = load_gold(gold_path) if gold_path else None
+    if "nuggets" in metrics and not gold:
+        metrics = [m for m in metrics if m != "nuggets"]
+    evaluator, info = build_evaluator(settings, metrics, gold=gold, source=source, judge=judge)
+    results = evaluator.evaluate_run(run, progress=progress)
+    doc = metrics_document(settings, run, results, info, evaluator, time.perf_counter() - started)
+    if gold_path is None:
+        doc["notes"].append("no --gold nuggets given: nugget precision/recall not computed")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / METRICS_FILE).write_text(json.dumps(doc, indent=2, ensure_ascii=False))
+    write_report(out_dir / REPORT_FILE, doc)
+    return doc
+
+
+def metrics_document(
+    settings: Settings,
+    run: Run,
+    results: list[QuestionResult],
+    info: dict[str, Any],
+    evaluator: Evaluator,
+    seconds: float,
+) -> dict[str, Any]:
+    ev = settings.evaluator
+    cache = getattr(evaluator.support_judge or evaluator.completeness_judge, "cache", None)
+    return {
+        "run": {"name": run.run_name, "path": run.path, "format": run.format},
+        "settings": {
+            "judge": info["judge"],
+            "bootstrap_samples": ev.bootstrap_samples,
+            "seed": ev.seed,
+            "nuggetizer": ev.nuggetizer,
+            "retrieved_k": ev.retrieved_k,
+        },
+        "judges": info,
+        "overall": summarise(results, ev.bootstrap_samples, ev.seed),
+        "questions": [r.model_dump() for r in results],
+        "timing": {
+            "seconds": round(seconds, 2),
+            **{k: round(v, 2) for k, v in evaluator.timings.items()},
+            "cache_hits": getattr(cache, "hits", None),
+            "cache_misses": getattr(cache, "misses", None),
+        },
+        "notes": [
+            "completeness labels are a proxy: heads trained on K-QA must-have/nice-to-have statements, "
+            "not MedAESQA's human labels",
+        ],
+    }
+
+
+def compare_runs(
+    settings: Settings,
+    a: Path,
+    b: Path,
+    out_dir: Path,
+    *,
+    metrics: list[str],
+    gold_path: Path | None = None,
+    source: AbstractSource | None = None,
+    judge: str | None = None,
+) -> dict[str, Any]:
+    docs = []
+    for name, path in (("a", a), ("b", b)):
+        docs.append(
+            evaluate_run_file(
+                settings,
+                path,
+                out_dir / name,
+                metrics=metrics,
+                gold_path=gold_path,
+                source=source,
+                judge=judge,
+            )
+        )
+    ra = [QuestionResult.model_validate(q) for q in docs[0]["questions"]]
+    rb = [QuestionResult.model_validate(q) for q in docs[1]["questions"]]
+    ev = settings.evaluator
+    result = {"a": docs[0]["run"], "b": docs[1]["run"], **compare(ra, rb, ev.bootstrap_samples, ev.seed)}
+    (out_dir / "compare.json").write_text(json.dumps(result, indent=2))
+    return result

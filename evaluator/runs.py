@@ -1,0 +1,246 @@
+"""Run files the evaluator reads, all turned into `RunEntry(topic_id, question, Answer)`.
+
+Formats (detected from the content, not the file name):
+- biocite JSON: `{"run_name": str, "answers": [{"topic_id", "question", "answer": Answer}]}`;
+  biocite JSONL: one `{"topic_id", "question", "answer": Answer}` per line (the batch runner's output).
+- TREC BioGen 2024: `{"team_id", "run_name", "results": [{"topic_id", "answer": "text with [PMID] or
+  [PMID, PMID] citations", "references": [...]}]}`.
+- TREC BioGen 2025 (task B): the same envelope, with `answer` a list of sentences
+  `{"text" | "sentence", "citations" | "pmids": [...]}`.
+- BioACE / MedAESQA: a JSON list of questions `{"question_id", "question", "machine_generated_answers":
+  {"M1": {"answer_sentences": [{"sentence", "citation_assessment": [{"cited_pmid"}]}]}, ...}}`; each
+  (question, system) becomes one entry with topic_id `<question_id>/<system>`. This shape is inferred from
+  BioACE's published code (its sample file was not available here).
+Questions missing from a BioGen run come from the topics files shipped in data/biogen.
+Malformed input raises one InputError naming the file, the topic and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from biocite.errors import InputError
+from biocite.evaluator.nuggets import split_sentences
+from biocite.records import Answer, AnswerSentence, Citation
+from biocite.settings import DATA_DIR
+from pydantic import BaseModel, ValidationError
+
+_INLINE = re.compile(r"\[\s*((?:PMID:?\s*)?\d{1,9}(?:\s*[,;]\s*(?:PMID:?\s*)?\d{1,9})*)\s*\]")
+
+
+class RunEntry(BaseModel):
+    topic_id: str
+    question: str
+    answer: Answer
+
+
+class Run(BaseModel):
+    run_name: str
+    path: str
+    format: str
+    entries: list[RunEntry]
+
+
+def biogen_topics() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name in ("BioGen2024topics.json", "BioGen2025topics.json"):
+        path = DATA_DIR / "biogen" / name
+        if not path.is_file():
+            continue
+        data = json.loads(path.read_text())
+        for t in data["topics"] if isinstance(data, dict) else data:
+            out[str(t["id"])] = t["question"]
+    return out
+
+
+def parse_inline_citations(text: str) -> list[AnswerSentence]:
+    """Sentences of a BioGen 2024 answer; `[123]` / `[123, 456]` after a sentence cite its PMIDs."""
+    out = []
+    for sentence in split_sentences(text):
+        pmids = [p for group in _INLINE.findall(sentence) for p in re.findall(r"\d{1,9}", group)]
+        clean = " ".join(_INLINE.sub("", sentence).split()).replace(" .", ".")
+        if clean:
+            out.append(AnswerSentence(text=clean, citations=[Citation(pmid=p) for p in dict.fromkeys(pmids)]))
+    return out
+
+
+def _fail(path: Path, topic: Any, field: str, why: str) -> InputError:
+    return InputError(f"{path}: topic {topic}: field '{field}': {why}")
+
+
+def _question(path: Path, topic: str, given: Any, topics: dict[str, str]) -> str:
+    if isinstance(given, str) and given.strip():
+        return given
+    if topic in topics:
+        return topics[topic]
+    raise _fail(path, topic, "question", "missing, and the topic is not a known BioGen topic")
+
+
+def _biocite_entry(path: Path, row: Any, where: str) -> RunEntry:
+    if not isinstance(row, dict):
+        raise InputError(f"{path}: {where}: expected an object with topic_id, question, answer")
+    topic = row.get("topic_id", "?")
+    for field in ("topic_id", "answer"):
+        if field not in row:
+            raise _fail(path, topic, field, "missing")
+    answer = row["answer"]
+    if isinstance(answer, dict) and "question" not in answer:
+        answer = {**answer, "question": row.get("question", "")}
+    try:
+        parsed = Answer.model_validate(answer)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise _fail(path, topic, f"answer.{loc}", first["msg"]) from None
+    question = row.get("question") or parsed.question
+    if not question:
+        raise _fail(path, topic, "question", "missing")
+    return RunEntry(topic_id=str(topic), question=question, answer=parsed)
+
+
+def _biogen_sentences(path: Path, topic: str, answer: Any) -> list[AnswerSentence]:
+    if isinstance(answer, str):
+        return parse_inline_citations(answer)
+    if not isinstance(answer, list):
+        raise _fail(path, topic, "answer", "expected a string (2024) or a list of sentences (2025)")
+    out = []
+    for i, s in enumerate(answer):
+        if not isinstance(s, dict):
+            raise _fail(path, topic, f"answer[{i}]", "expected an object with text and citations")
+        text = s.get("text", s.get("sentence"))
+        cites = s.get("citations", s.get("pmids", []))
+        if not isinstance(text, str):
+            raise _fail(path, topic, f"answer[{i}].text", "missing or not a string")
+        if not isinstance(cites, list) or not all(isinstance(c, (str, int)) for c in cites):
+            raise _fail(path, topic, f"answer[{i}].citations", "expected a list of PMIDs")
+        out.append(AnswerSentence(text=text, citations=[Citation(pmid=str(c)) for c in dict.fromkeys(cites)]))
+    return out
+
+
+def _biogen(path: Path, data: dict[str, Any], topics: dict[str, str]) -> Run:
+    results = data["results"]
+    if not isinstance(results, list):
+        raise InputError(f"{path}: field 'results': expected a list")
+    entries = []
+    fmt = "biogen2024"
+    for i, r in enumerate(results):
+        if not isinstance(r, dict) or "topic_id" not in r:
+            raise InputError(f"{path}: results[{i}]: field 'topic_id': missing")
+        topic = str(r["topic_id"])
+        if "answer" not in r:
+            raise _fail(path, topic, "answer", "missing")
+        if isinstance(r["answer"], list):
+            fmt = "biogen2025"
+        sentences = _biogen_sentences(path, topic, r["answer"])
+        question = _question(path, topic, r.get("question"), topics)
+        entries.append(
+            RunEntry(
+                topic_id=topic,
+                question=question,
+                answer=Answer(question=question, sentences=sentences, abstained=not sentences),
+            )
+        )
+    return Run(run_name=str(data.get("run_name", path.stem)), path=str(path), format=fmt, entries=entries)
+
+
+def _bioace(path: Path, data: list[Any]) -> Run:
+    entries = []
+    for i, q in enumerate(data):
+        qid = q.get("question_id", q.get("topic_id", i)) if isinstance(q, dict) else i
+        if not isinstance(q, dict) or not isinstance(q.get("question"), str):
+            raise _fail(path, qid, "question", "missing or not a string")
+        systems = q.get("machine_generated_answers")
+        if not isinstance(systems, dict):
+            raise _fail(path, qid, "machine_generated_answers", "expected an object of systems")
+        for system, body in systems.items():
+            rows = body.get("answer_sentences") if isinstance(body, dict) else None
+            if not isinstance(rows, list):
+                raise _fail(
+                    path, qid, f"machine_generated_answers.{system}.answer_sentences", "expected a list"
+                )
+            sentences = []
+            for j, s in enumerate(rows):
+                text = s.get("sentence", s.get("answer_sentence")) if isinstance(s, dict) else None
+                if not isinstance(text, str):
+                    raise _fail(
+                        path, qid, f"{system}.answer_sentences[{j}].sentence", "missing or not a string"
+                    )
+                cites = [
+                    str(c.get("cited_pmid"))
+                    for c in s.get("citation_assessment") or []
+                    if c.get("cited_pmid")
+                ]
+                sentences.append(
+                    AnswerSentence(text=text, citations=[Citation(pmid=p) for p in dict.fromkeys(cites)])
+                )
+            entries.append(
+                RunEntry(
+                    topic_id=f"{qid}/{system}",
+                    question=q["question"],
+                    answer=Answer(question=q["question"], sentences=sentences, abstained=not sentences),
+                )
+            )
+    return Run(run_name=path.stem, path=str(path), format="bioace", entries=entries)
+
+
+def load_run(path: Path) -> Run:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: run file not found")
+    text = path.read_text()
+    topics = biogen_topics()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None
+    if data is None:  # JSONL
+        entries = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{n}: not JSON ({exc.msg})") from None
+            entries.append(_biocite_entry(path, row, f"line {n}"))
+        return Run(run_name=path.stem, path=str(path), format="biocite-jsonl", entries=_unique(path, entries))
+    if isinstance(data, dict) and "answers" in data:
+        if not isinstance(data["answers"], list):
+            raise InputError(f"{path}: field 'answers': expected a list")
+        entries = [_biocite_entry(path, row, f"answers[{i}]") for i, row in enumerate(data["answers"])]
+        name = str(data.get("run_name", path.stem))
+        return Run(run_name=name, path=str(path), format="biocite", entries=_unique(path, entries))
+    if isinstance(data, dict) and "results" in data:
+        run = _biogen(path, data, topics)
+        run.entries = _unique(path, run.entries)
+        return run
+    if (
+        isinstance(data, list)
+        and data
+        and isinstance(data[0], dict)
+        and "machine_generated_answers" in data[0]
+    ):
+        return _bioace(path, data)
+    if isinstance(data, dict) and {"topic_id", "answer"} <= set(data):
+        return Run(
+            run_name=path.stem,
+            path=str(path),
+            format="biocite-jsonl",
+            entries=[_biocite_entry(path, data, "line 1")],
+        )
+    raise InputError(
+        f"{path}: unknown run format (expected a biocite run with 'answers', a BioGen run with 'results', "
+        "a BioACE list with 'machine_generated_answers', or biocite JSONL)"
+    )
+
+
+def _unique(path: Path, entries: list[RunEntry]) -> list[RunEntry]:
+    seen: set[str] = set()
+    for e in entries:
+        if e.topic_id in seen:
+            raise _fail(path, e.topic_id, "topic_id", "appears twice")
+        seen.add(e.topic_id)
+    return entries

@@ -1,0 +1,57 @@
+"""Judge cache (resume, torn lines), label parsing, LLM judge with a fake chat model."""
+
+from __future__ import annotations
+
+import json
+
+from biocite.evaluator.judges import (
+    COMPLETENESS_LABELS,
+    SUPPORT_LABELS,
+    UNDETERMINED,
+    JudgeCache,
+    LLMJudge,
+    parse_label,
+)
+
+
+class FakeChat:
+    def __init__(self, replies):
+        self.replies = list(replies)
+        self.calls = 0
+
+    def invoke(self, messages, **kwargs):
+        self.calls += 1
+
+        class R:
+            content = self.replies.pop(0)
+
+        return R()
+
+
+def test_parse_label() -> None:
+    assert parse_label("Supports.", SUPPORT_LABELS) == "Supports"
+    assert parse_label("  notrelevant", SUPPORT_LABELS) == "Not relevant"
+    assert parse_label("It is Not Relevant here", SUPPORT_LABELS) == "Not relevant"
+    assert parse_label("irrelevant", SUPPORT_LABELS) == "Not relevant"
+    assert parse_label("required", COMPLETENESS_LABELS) == "Required"
+    assert parse_label("I cannot tell", SUPPORT_LABELS) == UNDETERMINED
+
+
+def test_llm_judge_caches_and_logs_raw(tmp_path) -> None:
+    path = tmp_path / "cache.jsonl"
+    chat = FakeChat(["Supports", "hmm, maybe?"])
+    judge = LLMJudge(chat, "fake", "support", JudgeCache(path))
+    out = judge.judge([("s1", "w1"), ("s2", "w2")])
+    assert [v.label for v in out] == ["Supports", UNDETERMINED]
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert lines[1]["raw"] == "hmm, maybe?" and lines[1]["label"] == UNDETERMINED
+    # a new process resumes from the file: no model call, same labels
+    with path.open("a") as f:
+        f.write('{"key": "torn')  # interrupted write
+    again = LLMJudge(FakeChat([]), "fake", "support", JudgeCache(path))
+    out2 = again.judge([("s1", "w1"), ("s2", "w2")])
+    assert [v.label for v in out2] == ["Supports", UNDETERMINED] and all(v.cached for v in out2)
+    # another prompt version or model is another key
+    assert JudgeCache.key("m", "v1", "support", ["a", "b"]) != JudgeCache.key(
+        "m", "v2", "support", ["a", "b"]
+    )

@@ -1,0 +1,44 @@
+"""HTML report: self-contained, escaped, with the drill-down and plots."""
+
+from __future__ import annotations
+
+from biocite.evaluator.evaluate import CitationResult, QuestionResult, SentenceResult, summarise
+from biocite.evaluator.report import highlight, render
+
+
+def _doc():
+    q = QuestionResult(
+        topic_id="1",
+        question="<script>alert(1)</script>?",
+        outcome="answered",
+        sentences=[
+            SentenceResult(
+                text="Aspirin reduces fever & pain.",
+                completeness="Required",
+                correct=True,
+                citations=[CitationResult(pmid="12", label="Supports", evidence="Aspirin reduced fever.")],
+            )
+        ],
+        scores={"support_rate": 1.0},
+    )
+    a = QuestionResult(topic_id="2", question="q", outcome="abstained", abstain_reason="thin <evidence>")
+    return {
+        "run": {"name": "r<1>", "path": "p", "format": "biocite"},
+        "judges": {"judge": "head"},
+        "overall": summarise([q, a], 100, 1),
+        "questions": [q.model_dump(), a.model_dump()],
+        "timing": {"seconds": 1.0},
+        "notes": ["proxy"],
+    }
+
+
+def test_render_escapes_and_is_self_contained() -> None:
+    html = render(_doc())
+    assert "<script>" not in html and "&lt;script&gt;" in html and "thin &lt;evidence&gt;" in html
+    assert "<svg" in html and "support_rate" in html and "<details>" in html
+    assert "src=" not in html and "<link" not in html  # nothing loaded from outside
+    assert "<mark>Aspirin</mark>" in html and "<mark>fever</mark>" in html
+
+
+def test_highlight_marks_shared_words() -> None:
+    assert highlight("Fever <b> fell", "fever dropped") == "<mark>Fever</mark> &lt;b&gt; fell"
