@@ -93,6 +93,13 @@ class EvaluatorSettings(BaseModel):
     judge: Literal["llm", "head"] = "head"
     bootstrap_samples: int = 1000
     seed: int = 13
+    nuggetizer: Literal["clause", "llm"] = "clause"
+    nugget_matcher: Path | None = None  # default: <home>/models/evaluator/nugget_matcher.json
+    completeness_head: Path | None = None  # default: <home>/models/evaluator/completeness_head/
+    citation_head: Path | None = None  # default: <home>/models/evaluator/citation_head/
+    cache_dir: Path | None = None  # judge cache + log; default: <home>/cache/evaluator/
+    llm_windows: int = 2  # LLM judge: abstract windows judged per citation (most similar first); head: all
+    retrieved_k: int = 0  # extra BM25 abstracts per question for correctness / misattribution (0 = trace only)
 
 
 class Settings(BaseSettings):
