@@ -33,6 +33,8 @@ app.add_typer(config_app, name="config")
 app.add_typer(models_app, name="models")
 app.add_typer(index_app, name="index")
 app.add_typer(train_app, name="train")
+calibrate_app = typer.Typer(no_args_is_help=True, help="Calibrate the evaluator's judges and nugget matcher.")
+app.add_typer(calibrate_app, name="calibrate")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -199,6 +201,148 @@ def train_reranker_cmd(preset: PresetOpt = None, overrides: SetOpt = None) -> No
     settings = _settings(preset, overrides)
     report = train_reranker(settings)
     console.print(report.summary())
+
+
+# --- evaluate / calibrate (evaluator) ---------------------------------------------------------------------
+
+
+@app.command("evaluate")
+def evaluate_cmd(
+    runs: Annotated[
+        Optional[list[Path]], typer.Argument(help="Run file (biocite JSON/JSONL, BioGen 2024/2025, BioACE).")
+    ] = None,
+    gold: Annotated[
+        Optional[Path], typer.Option("--gold", help="Gold nuggets: JSON {topic_id: [..]} or JSONL.")
+    ] = None,
+    metrics: Annotated[
+        Optional[str],
+        typer.Option("--metrics", help="Comma list: completeness,correctness,citation,nuggets."),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="Output folder (metrics.json, report.html).")] = Path(
+        "eval-out"
+    ),
+    compare: Annotated[
+        Optional[list[Path]],
+        typer.Option("--compare", help="Two runs, A and B: paired differences (give twice)."),
+    ] = None,
+    judge: Annotated[
+        Optional[str], typer.Option("--judge", help="head or llm (default: evaluator.judge).")
+    ] = None,
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Score a run: completeness, correctness, citation support, nugget precision/recall, with 95% CIs."""
+    from biocite.evaluator.pipeline import compare_runs, evaluate_run_file, parse_metrics
+
+    settings = _settings(preset, overrides)
+    if judge not in (None, "head", "llm"):
+        raise BiociteError(f"--judge must be head or llm, not {judge!r}")
+    chosen = parse_metrics(metrics)
+    if compare:
+        if len(compare) != 2 or runs:
+            raise BiociteError("--compare takes exactly two runs: --compare A.json --compare B.json")
+        result = compare_runs(
+            settings, compare[0], compare[1], out, metrics=chosen, gold_path=gold, judge=judge
+        )
+        if json_out:
+            console.print_json(json.dumps(result))
+            return
+        for name, m in result["metrics"].items():
+            if m["n_paired"]:
+                console.print(
+                    f"{name:<20} A-B {m['mean_diff']:+.3f}  95% CI {m['ci95']}  (n={m['n_paired']})"
+                )
+        console.print(f"wrote {out / 'compare.json'}")
+        return
+    if not runs or len(runs) != 1:
+        raise BiociteError("give one run file (or --compare A --compare B)")
+    doc = evaluate_run_file(settings, runs[0], out, metrics=chosen, gold_path=gold, judge=judge)
+    if json_out:
+        console.print_json(json.dumps(doc["overall"]))
+        return
+    for name, m in doc["overall"]["metrics"].items():
+        if m["n"]:
+            console.print(f"{name:<20} {m['mean']:.3f}  95% CI {m['ci95']}  (n={m['n']})")
+    o = doc["overall"]
+    console.print(f"answered {o['answered']}, abstained {o['abstained']}, undetermined {o['undetermined']}")
+    console.print(f"wrote {out / 'metrics.json'} and {out / 'report.html'}")
+
+
+@calibrate_app.command("nuggets")
+def calibrate_nuggets_cmd(
+    trials: Annotated[int, typer.Option("--trials", min=5, help="Optuna trials.")] = 80,
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Fit the nugget matcher (mixture + threshold) on K-QA train questions; report on held-out ones."""
+    from biocite.evaluator.calibrate import calibrate_nuggets
+    from biocite.evaluator.pipeline import _embedder, matcher_path
+
+    settings = _settings(preset, overrides)
+    ev = settings.evaluator
+    model = calibrate_nuggets(
+        _embedder(settings), embedder_name=ev.nugget_model, seed=ev.seed, n_trials=trials
+    )
+    path = matcher_path(settings)
+    model.save(path)
+    if json_out:
+        console.print_json(model.model_dump_json())
+        return
+    test = model.metrics["test"]
+    console.print(
+        f"threshold P(match) >= {model.threshold:.4f}; fit data sha256 {model.fit_data_sha256[:16]}"
+    )
+    for source, m in test.items():
+        console.print(
+            f"held-out {source:<9} accuracy {m['accuracy']:.3f}  F1 {m['f1']:.3f}  "
+            f"kappa {m['cohen_kappa']:.3f}"
+            f"  (n={m['n']})"
+        )
+    console.print(f"wrote {path}")
+
+
+def _calibrate_head(
+    task: str, epochs: int, preset: str | None, overrides: list[str] | None, json_out: bool
+) -> None:
+    from biocite.evaluator.heads import train_head
+    from biocite.evaluator.pipeline import head_path
+
+    settings = _settings(preset, overrides)
+    folder = head_path(settings, task)
+    meta = train_head(task, folder, seed=settings.evaluator.seed, epochs=epochs)
+    if json_out:
+        console.print_json(json.dumps(meta, default=str))
+        return
+    m = meta["metrics"]
+    console.print(
+        f"{task} head: macro-F1 {m['macro_f1']:.3f}, accuracy {m['accuracy']:.3f} on {m['held_out']}"
+        f" (n={m['n']}); per label {m['per_label_f1']}"
+    )
+    console.print(f"wrote {folder}")
+
+
+@calibrate_app.command("completeness")
+def calibrate_completeness_cmd(
+    epochs: Annotated[int, typer.Option("--epochs", min=1)] = 2,
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Train the completeness head on K-QA train questions (a proxy for MedAESQA labels)."""
+    _calibrate_head("completeness", epochs, preset, overrides, json_out)
+
+
+@calibrate_app.command("citation")
+def calibrate_citation_cmd(
+    epochs: Annotated[int, typer.Option("--epochs", min=1)] = 1,
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Train the citation-support head on Citation-Integrity train; score on its dev split."""
+    _calibrate_head("citation", epochs, preset, overrides, json_out)
 
 
 def main() -> None:
