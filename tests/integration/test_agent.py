@@ -1,0 +1,129 @@
+"""The agent end to end on a real index (40 shipped abstracts, MiniLM) with SmolLM2-135M as the LLM.
+
+SmolLM2 writes fluent nonsense, so generate-mode tests check the guarantees, not the prose: whatever the
+model writes, every cited PMID was retrieved, every kept sentence cites evidence whose spans are exact
+slices of the abstract, and unverified sentences never survive.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from biocite.agent.graph import Agent
+from biocite.index.build import build_index
+from biocite.index.hybrid import clear_retriever_cache
+from biocite.models import install_models
+from biocite.records import Answer
+from biocite.settings import Settings, load_settings
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+QUESTION_PMIDS = ["10808977", "10340286", "10473855"]
+
+
+def fixture_corpus(path: Path) -> tuple[Path, dict[str, str]]:
+    questions = json.loads((REPO / "data/pubmedqa/dev_questions.json").read_text())
+    rows, extra = [], 0
+    with (REPO / "data/corpus/abstracts.jsonl").open() as handle:
+        for line in handle:
+            row = json.loads(line)
+            if str(row["pmid"]) in QUESTION_PMIDS:
+                rows.append(row)
+            elif extra < 37 and str(row["pmid"]) not in questions:
+                rows.append(row)
+                extra += 1
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path, {p: questions[p]["question"] for p in QUESTION_PMIDS}
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, dict[str, str]]:
+    root = tmp_path_factory.mktemp("agent")
+    corpus, questions = fixture_corpus(root / "corpus.jsonl")
+    settings = load_settings(
+        "test", [f"home={root / 'home'}", f"index.dir={root / 'index'}", "index.reranker=dense"]
+    )
+    list(install_models(settings, ["smollm2"]))
+    build_index(settings, [corpus], progress=False)
+    clear_retriever_cache()
+    return settings, questions
+
+
+def check_answer(answer: Answer, settings: Settings, agent: Agent) -> None:
+    retrieved = set(answer.trace.retrieved)
+    store = agent.retriever.index.docs
+    for sentence in answer.sentences:
+        assert sentence.citations
+        assert 1 <= len(sentence.citations) <= settings.agent.max_citations_per_sentence
+        for citation in sentence.citations:
+            assert citation.pmid in retrieved
+            doc = store.get(citation.pmid)
+            for evidence in citation.evidence:
+                assert doc.abstract[evidence.span.start : evidence.span.end] == evidence.span.text
+                for phrase in evidence.phrases:
+                    assert doc.abstract[phrase.start : phrase.end] == phrase.text
+        if answer.mode == "generate":
+            assert sentence.support is not None and sentence.support >= settings.agent.min_support
+    assert {r.pmid for r in answer.references} == set(answer.cited_pmids)
+
+
+def test_extractive_answers_cite_the_source_abstract(setup) -> None:
+    settings, questions = setup
+    agent = Agent(settings)
+    cited = 0
+    for pmid, question in questions.items():
+        answer = agent.ask(question, mode="extractive")
+        check_answer(answer, settings, agent)
+        assert pmid in answer.trace.retrieved
+        cited += pmid in answer.cited_pmids
+    assert cited >= 2
+
+
+def test_generate_mode_with_a_real_small_llm_keeps_the_guarantees(setup) -> None:
+    settings, questions = setup
+    agent = Agent(settings)
+    for question in list(questions.values())[:2]:
+        answer = agent.ask(question, mode="generate")
+        check_answer(answer, settings, agent)
+        nodes = {t.node for t in answer.trace.timings}
+        if not answer.abstained:
+            assert "generate" in nodes
+        assert answer.trace.models["llm"] == "llamacpp:smollm2"
+        Answer.model_validate_json(answer.model_dump_json())
+
+
+def test_question_outside_the_corpus_abstains(setup) -> None:
+    settings, _ = setup
+    answer = Agent(settings).ask("What is the best rewarming treatment for frostbite of the fingers?", mode="extractive")
+    assert answer.abstained and "frostbite" in (answer.abstain_reason or "")
+
+
+def run_cli(settings: Settings, *args: str) -> subprocess.CompletedProcess:
+    overrides = ["--set", f"home={settings.home}", "--set", f"index.dir={settings.index_dir}",
+                 "--set", "index.reranker=dense"]  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "biocite", *args, "--preset", "test", *overrides],
+        capture_output=True, text=True, timeout=300, cwd=REPO,
+    )  # fmt: skip
+
+
+def test_cli_ask_json_and_clear_errors(setup) -> None:
+    settings, questions = setup
+    question = questions[QUESTION_PMIDS[0]]
+    done = run_cli(settings, "ask", question, "--json", "--mode", "extractive")
+    assert done.returncode == 0, done.stderr
+    answer = Answer.model_validate_json(done.stdout)
+    assert answer.question == question and not answer.abstained
+    readable = run_cli(settings, "ask", question, "--mode", "extractive")
+    assert readable.returncode == 0 and "https://pubmed.ncbi.nlm.nih.gov/" in readable.stdout
+    for bad in ["", "x" * 5000, "¿Cuál es el mejor tratamiento para la diabetes en los niños?"]:
+        refused = run_cli(settings, "ask", bad)
+        assert refused.returncode == 2 and "Traceback" not in refused.stderr and "error:" in refused.stderr
+    missing = run_cli(settings, "ask", question, "--set", "llm.model=/nonexistent/model.gguf")
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr, missing.stderr
