@@ -1,0 +1,127 @@
+"""End to end on the real MiniLM: calibrate the matcher on a K-QA subset, train a tiny head, evaluate a run,
+write metrics.json + report.html, re-run from the cache, compare two runs."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from biocite.evaluator.calibrate import calibrate_nuggets  # noqa: E402
+from biocite.evaluator.kqa import load_nli_labels, load_questions  # noqa: E402
+from biocite.evaluator.nuggets import MatchModel  # noqa: E402
+from biocite.evaluator.pipeline import compare_runs, evaluate_run_file  # noqa: E402
+from biocite.evaluator.sources import DictSource  # noqa: E402
+from biocite.records import Answer, AnswerSentence, Citation, Document  # noqa: E402
+from biocite.settings import load_settings  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def embed():
+    from biocite.index.dense import Embedder
+
+    e = Embedder("minilm")
+    return lambda texts: e.encode(list(texts))
+
+
+def test_calibrate_on_subset_round_trips(tmp_path, embed) -> None:
+    qs = load_questions()[:40]
+    nli = [r for r in load_nli_labels() if r.question in {q.question for q in qs}]
+    m = calibrate_nuggets(embed, embedder_name="minilm", n_trials=8, questions=qs, nli=nli)
+    assert 0.01 <= m.threshold <= 0.99 and len(m.fit_data_sha256) == 64
+    assert m.selection["mixture_means"][m.match_component] == max(m.selection["mixture_means"])
+    m.save(tmp_path / "m.json")
+    back = MatchModel.load(tmp_path / "m.json")
+    assert back.model_id == m.model_id
+    # physicians' own must-have statements are mostly matched on held-out questions
+    assert m.metrics["test"]["physician"]["f1"] > 0.6
+
+
+def test_evaluate_compare_and_cache(tmp_path, embed) -> None:
+    from biocite.heads import PairClassifier
+
+    pairs = [
+        ("Aspirin reduces fever.", "Aspirin lowered fever in adults."),
+        ("Zinc helps.", "Cats purr."),
+    ] * 6
+    labels = ["Supports", "Not relevant"] * 6
+    head = PairClassifier.train(
+        pairs,
+        labels,
+        label_set=["Supports", "Contradicts", "Neutral", "Not relevant"],
+        epochs=1,
+        batch_size=4,
+        max_length=64,
+        progress=False,
+    )
+    head.save(tmp_path / "citation_head", meta={"train_data_sha256": "t" * 64})
+    matcher = calibrate_nuggets(
+        embed, embedder_name="minilm", n_trials=5, questions=load_questions()[:20], nli=[]
+    )
+    matcher.save(tmp_path / "matcher.json")
+    settings = load_settings(
+        "default",
+        [
+            f"home={tmp_path}",
+            f"evaluator.citation_head={tmp_path / 'citation_head'}",
+            f"evaluator.nugget_matcher={tmp_path / 'matcher.json'}",
+            "evaluator.bootstrap_samples=200",
+        ],
+    )
+    docs = {
+        "1": Document(pmid="1", title="Aspirin", abstract="Aspirin lowered fever in adults. It was cheap.")
+    }
+
+    def run_file(name: str, cite: str) -> str:
+        answers = [
+            {
+                "topic_id": "t1",
+                "question": "Does aspirin reduce fever?",
+                "answer": json.loads(
+                    Answer(
+                        question="Does aspirin reduce fever?",
+                        sentences=[
+                            AnswerSentence(text="Aspirin reduces fever.", citations=[Citation(pmid=cite)])
+                        ],
+                    ).model_dump_json()
+                ),
+            },
+            {"topic_id": "t2", "question": "q", "answer": {"question": "q", "abstained": True}},
+        ]
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"run_name": name, "answers": answers}))
+        return path
+
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps({"t1": ["Aspirin reduces fever", "Ibuprofen reduces pain"]}))
+    a = run_file("a", "1")
+    doc = evaluate_run_file(
+        settings,
+        a,
+        tmp_path / "out",
+        metrics=["citation", "correctness", "nuggets"],
+        gold_path=gold,
+        source=DictSource(docs),
+        progress=False,
+    )
+    assert (tmp_path / "out" / "report.html").read_text().startswith("<!DOCTYPE html>")
+    saved = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert (
+        saved["overall"]["abstained"] == 1 and saved["overall"]["metrics"]["citation_coverage"]["mean"] == 1.0
+    )
+    assert saved["overall"]["metrics"]["nugget_recall"]["n"] == 1
+    assert doc["timing"]["cache_misses"] > 0
+    again = evaluate_run_file(
+        settings, a, tmp_path / "out2", metrics=["citation"], source=DictSource(docs), progress=False
+    )
+    assert again["timing"]["cache_misses"] == 0 and again["timing"]["cache_hits"] > 0
+    b = run_file("b", "404")
+    cmp = compare_runs(settings, a, b, tmp_path / "cmp", metrics=["citation"], source=DictSource(docs))
+    assert cmp["metrics"]["citation_coverage"]["mean_diff"] == 0.0
+    assert (tmp_path / "cmp" / "compare.json").is_file()
