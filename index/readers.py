@@ -114,6 +114,8 @@ def _suffix_kind(path: Path) -> str | None:
 
 def expand_paths(paths: Sequence[Path | str]) -> list[Path]:
     """Files as given; folders recursed with their corpus files sorted by relative path."""
+    if isinstance(paths, str | Path):  # one path given bare, not a string to iterate character by character
+        paths = [paths]
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
