@@ -157,7 +157,7 @@ def _iter_jsonl(path: Path, stats: ReadStats) -> Iterator[Document]:
     with _open_binary(path) as handle:
         line_no = 0
         try:
-            for line_no, raw in enumerate(handle, start=1):  # noqa: B007 (line_no used after the loop)
+            for line_no, raw in enumerate(handle, start=1):
                 if raw.strip():
                     doc = _jsonl_record(raw, f"{path}:{line_no}", stats)
                     if doc is not None:
