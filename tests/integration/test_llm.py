@@ -86,6 +86,18 @@ def test_logprobs_have_openai_shape(smol: llm.LlamaCppChatModel) -> None:
     assert probs == sorted(probs, reverse=True) and 0 < sum(probs) <= 1.0 + 1e-6
 
 
+def test_json_schema_response_format_constrains_the_output(smol: llm.LlamaCppChatModel) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"verdict": {"type": "string", "enum": ["yes", "no"]}, "reason": {"type": "string"}},
+        "required": ["verdict", "reason"],
+    }
+    fmt = {"type": "json_schema", "json_schema": {"name": "judgement", "schema": schema}}
+    reply = smol.bind(response_format=fmt).invoke("Is the sky blue? Reply in JSON.", max_tokens=80)
+    data = json.loads(reply.text)
+    assert data["verdict"] in {"yes", "no"} and isinstance(data["reason"], str)
+
+
 def test_yes_probability_is_a_probability(smol: llm.LlamaCppChatModel) -> None:
     p = llm.yes_probability(
         smol, [SystemMessage("Answer with yes or no."), HumanMessage("Is water made of hydrogen and oxygen?")]
@@ -113,6 +125,36 @@ def test_missing_or_bad_model_files_are_model_errors(tmp_path: Path) -> None:
     settings.llm.model = str(fake)
     with pytest.raises(ModelError, match="llama.cpp could not load"):
         llm.make_chat_model(settings)
+
+
+ENTAILMENT = [  # (evidence, claim, supported): easy pairs, any usable judge gets them right
+    ("Aspirin produced a 23% reduction in 5-week vascular mortality compared with placebo.",
+     "Aspirin reduced mortality.", True),
+    ("Aspirin did not reduce mortality; deaths were more frequent in the aspirin group than with placebo.",
+     "Aspirin reduced mortality.", False),
+    ("Metformin lowered HbA1c by 1.1 percentage points compared with placebo over 24 weeks.",
+     "Metformin improves glycaemic control.", True),
+    ("Vitamin D supplementation had no effect on the incidence of fractures in older adults.",
+     "Vitamin D supplementation prevents fractures.", False),
+]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_qwen15b_yes_probability_separates_easy_entailment_pairs() -> None:
+    settings = Settings()  # the default cache, where `biocite models install` put the 1.5B model
+    try:
+        model = llm.make_chat_model(settings)
+    except ModelError as exc:
+        pytest.skip(str(exc))
+    judge = SystemMessage(
+        "You check whether evidence supports a claim. Answer with exactly one word: yes or no."
+    )
+    for evidence, claim, supported in ENTAILMENT:
+        question = (
+            f"Evidence: {evidence}\nClaim: {claim}\nDoes the evidence support the claim? Answer yes or no."
+        )
+        p = llm.yes_probability(model, [judge, HumanMessage(question)])
+        assert p is not None and (p > 0.5) == supported, (claim, evidence, p)
 
 
 # --- yes/no parsing ---------------------------------------------------------------------------------------
