@@ -52,6 +52,12 @@ def load_server(path: str, n_ctx: int, threads: int) -> Any:
         return _SERVERS[key]
 
 
+def unload_models() -> None:
+    """Free every loaded local model (the next request loads it again)."""
+    with _SERVERS_LOCK:
+        _SERVERS.clear()
+
+
 def _start_server(path: str, n_ctx: int, threads: int) -> Any:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # 2-thread generation collapses without it
     import xllamacpp

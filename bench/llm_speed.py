@@ -17,7 +17,7 @@ import time
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import psutil
-from biocite.agent.llm import LlamaCppChatModel, yes_probability
+from biocite.agent.llm import LlamaCppChatModel, unload_models, yes_probability
 from biocite.models import model_path
 from biocite.settings import Settings
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -92,6 +92,7 @@ def bench(model_id: str, settings: Settings) -> None:
         print(f"  P(yes)={shown:>12} gold={'yes' if supported else 'no ':3} {'ok ' if ok else 'MISS'} "
               f"{time.perf_counter() - started:.1f} s  {claim} | {evidence[:60]}...")  # fmt: skip
     print(f"  entailment: {right}/{len(PAIRS)} right")
+    unload_models()
 
 
 def main() -> None:

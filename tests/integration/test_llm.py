@@ -110,6 +110,13 @@ def test_the_model_loads_once_per_process(smol: llm.LlamaCppChatModel, smol_sett
     assert isinstance(again, llm.LlamaCppChatModel) and again._server() is smol._server()
 
 
+def test_unload_frees_and_reloads(smol: llm.LlamaCppChatModel) -> None:
+    before = smol._server()
+    llm.unload_models()
+    assert smol._server() is not before
+    assert smol.invoke("Say hi.", max_tokens=3).text.strip()
+
+
 def test_context_overflow_is_a_model_error(smol: llm.LlamaCppChatModel) -> None:
     with pytest.raises(ModelError, match="exceeds the available context size"):
         smol.invoke("word " * 3000)
