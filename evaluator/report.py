@@ -136,7 +136,7 @@ def summary_table(overall: dict[str, Any]) -> str:
     )
 
 
-def question_block(q: dict[str, Any]) -> str:
+def question_block(q: dict[str, Any], open_: bool = False) -> str:
     scores = " ".join(f"{escape(k)} {_fmt(v)}" for k, v in q["scores"].items())
     head = (
         f"<summary><b>{escape(q['topic_id'])}</b> {escape(q['question'])} <span class='note'>{scores}</span>"
@@ -187,7 +187,7 @@ def question_block(q: dict[str, Any]) -> str:
             for j, g in enumerate(n["gold_nuggets"])
         )
         parts.append(f"<p>Gold nuggets ({escape(n['nuggetizer'])} nuggetizer):</p><ul>{items}</ul>")
-    return "<details>" + "".join(parts) + "</details>"
+    return ("<details open>" if open_ else "<details>") + "".join(parts) + "</details>"
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -201,7 +201,8 @@ def render(doc: dict[str, Any]) -> str:
     judges = "".join(
         f"<tr><td>{escape(k)}</td><td>{escape(str(v))}</td></tr>" for k, v in doc["judges"].items()
     )
-    questions = "".join(question_block(q) for q in doc["questions"])
+    first = next((i for i, q in enumerate(doc["questions"]) if q["outcome"] == "answered"), -1)
+    questions = "".join(question_block(q, open_=i == first) for i, q in enumerate(doc["questions"]))
     run = doc["run"]
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"

@@ -35,7 +35,7 @@ def _doc():
 def test_render_escapes_and_is_self_contained() -> None:
     html = render(_doc())
     assert "<script>" not in html and "&lt;script&gt;" in html and "thin &lt;evidence&gt;" in html
-    assert "<svg" in html and "support_rate" in html and "<details>" in html
+    assert "<svg" in html and "support_rate" in html and "<details open>" in html
     assert "src=" not in html and "<link" not in html  # nothing loaded from outside
     assert "<mark>Aspirin</mark>" in html and "<mark>fever</mark>" in html
 
