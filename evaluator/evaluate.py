@@ -9,7 +9,8 @@ never scored as 0; abstentions are their own outcome and never scored as empty a
 - support rate, contradiction rate: (sentence, cited PMID) pairs judged Supports / Contradicts over judged
   pairs; a pair's label is the strongest over its windows (Supports > Contradicts > Neutral > Not relevant).
   Cited PMIDs missing from the abstract source are counted as `citations_missing`, not judged.
-- misattribution: sentences no cited PMID supports but a retrieved, uncited PMID does / judged sentences.
+- misattribution: sentences no cited PMID supports but a retrieved, uncited PMID does / judged sentences
+  (per sentence, the 2 uncited retrieved abstracts most similar to it are judged).
 - nugget precision / recall: see nuggets.py (needs gold nuggets).
 """
 
@@ -87,6 +88,7 @@ class Evaluator:
         nuggetize: Callable[[str], tuple[list[str], str]] | None = None,
         retrieve: Retrieve | None = None,
         max_windows: int | None = None,
+        uncited_per_sentence: int = 2,
     ) -> None:
         unknown = set(metrics) - set(ALL_METRICS)
         if unknown:
@@ -101,6 +103,7 @@ class Evaluator:
         self.nuggetize = nuggetize or (lambda text: (clause_nuggets(text), "clause"))
         self.retrieve = retrieve
         self.max_windows = max_windows
+        self.uncited_per_sentence = uncited_per_sentence
         self.timings: dict[str, float] = {}
 
     # --- one question ---------------------------------------------------------------------------------
@@ -150,6 +153,33 @@ class Evaluator:
         order = np.argsort(-(vecs[1:] @ vecs[0]), kind="stable")[: self.max_windows]
         return [doc_windows[i] for i in sorted(order.tolist())]
 
+    def _uncited_candidates(
+        self,
+        sentences: list[str],
+        cited: list[list[str]],
+        retrieved: list[str],
+        doc_windows: dict[str, list[str]],
+    ) -> list[list[str]]:
+        """Per sentence, the retrieved-but-uncited abstracts worth judging: all of them when few, else the
+        `uncited_per_sentence` whose best window is most similar to the sentence (bounds the judge calls)."""
+        pool = [q for q in retrieved if q in doc_windows]
+        if not pool:
+            return [[] for _ in sentences]
+        n = self.uncited_per_sentence
+        if len(pool) <= n or self.embed is None:
+            return [[q for q in pool if q not in c][:n] for c in cited]
+        texts = [w for q in pool for w in doc_windows[q]]
+        owner = np.array([k for k, q in enumerate(pool) for _ in doc_windows[q]])
+        vecs = self.embed([*sentences, *texts])
+        sims = vecs[: len(sentences)] @ vecs[len(sentences) :].T
+        out = []
+        for i, c in enumerate(cited):
+            best = np.full(len(pool), -np.inf)
+            np.maximum.at(best, owner, sims[i])
+            ranked = [pool[k] for k in np.argsort(-best, kind="stable") if pool[k] not in c]
+            out.append(ranked[:n])
+        return out
+
     def _support(self, entry: RunEntry, result: QuestionResult) -> None:
         if self.support_judge is None or self.source is None:
             raise ValueError("citation support and correctness need a support judge and an abstract source")
@@ -165,10 +195,11 @@ class Evaluator:
             p: windows(doc_sentences(d, self.source if hasattr(self.source, "sentences") else None))
             for p, d in docs.items()
         }
+        uncited = self._uncited_candidates([s.text for s in result.sentences], cited, retrieved, doc_windows)
         # One batch of (sentence, window) pairs for the whole question.
         jobs: list[tuple[int, str, str]] = []
         for i, s in enumerate(result.sentences):
-            for p in dict.fromkeys([*cited[i], *(q for q in retrieved if q not in cited[i])]):
+            for p in dict.fromkeys([*cited[i], *uncited[i]]):
                 for w in self._windows_for(s.text, doc_windows.get(p, [])):
                     jobs.append((i, p, w))
         verdicts = self.support_judge.judge([(result.sentences[i].text, w) for i, _, w in jobs])
@@ -187,17 +218,13 @@ class Evaluator:
                 undetermined_pairs += label == UNDETERMINED
                 s.citations.append(CitationResult(pmid=p, label=label, evidence=evidence, windows_judged=n))
             supported_cited = [c.pmid for c in s.citations if c.label == "Supports"]
-            uncited = [
-                q
-                for q in retrieved
-                if q not in cited[i] and _aggregate(labels.get((i, q), []))[0] == "Supports"
-            ]
-            s.supported_by_uncited = uncited
-            decided = [c for c in s.citations if c.label not in (UNDETERMINED, "missing")] or uncited
+            backing = [q for q in uncited[i] if _aggregate(labels.get((i, q), []))[0] == "Supports"]
+            s.supported_by_uncited = backing
+            decided = [c for c in s.citations if c.label not in (UNDETERMINED, "missing")] or backing
             if supported_cited:
                 s.correct, s.correct_via, s.misattributed = True, supported_cited[0], False
-            elif uncited:
-                s.correct, s.correct_via, s.misattributed = True, uncited[0], True
+            elif backing:
+                s.correct, s.correct_via, s.misattributed = True, backing[0], True
             elif decided or not s.citations:
                 s.correct, s.misattributed = False, False
         result.undetermined["citation"] = undetermined_pairs
@@ -270,8 +297,8 @@ def summarise(results: Sequence[QuestionResult], samples: int, seed: int) -> dic
     answered = [r for r in results if r.outcome == "answered"]
     overall: dict[str, Any] = {}
     for name in SCORE_NAMES:
-        values = [r.scores[name] for r in answered if r.scores.get(name) is not None]
-        ci = bootstrap_ci(values, samples, seed)  # type: ignore[arg-type]
+        values = [float(v) for r in answered if (v := r.scores.get(name)) is not None]
+        ci = bootstrap_ci(values, samples, seed)
         overall[name] = {
             "mean": round(float(np.mean(values)), 4) if values else None,
             "ci95": [round(ci[0], 4), round(ci[1], 4)] if ci else None,

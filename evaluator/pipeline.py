@@ -156,7 +156,7 @@ def build_evaluator(
         retriever = open_retriever(settings)
         k = ev.retrieved_k
         retrieve = lambda q: [h.pmid for h in retriever.search(q, k=k, stage="bm25")]  # noqa: E731
-    embed = _embedder(settings) if ("nuggets" in metrics or kind == "llm") else None
+    embed = _embedder(settings) if ({"nuggets", "correctness"} & set(metrics) or kind == "llm") else None
     matcher = None
     if "nuggets" in metrics and gold:
         matcher = MatchModel.load(matcher_path(settings))

@@ -159,3 +159,18 @@ def test_run_level(tmp_path) -> None:
 def test_unknown_metric() -> None:
     with pytest.raises(ValueError):
         Evaluator(metrics=["bogus"])
+
+
+def test_uncited_candidates_are_the_most_similar() -> None:
+    import numpy as np
+
+    vocab = ["zinc", "aspirin", "cats"]
+
+    def embed(texts):
+        v = np.array([[float(w in t.lower()) for w in vocab] for t in texts]) + 1e-3
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    ev = Evaluator(metrics=["correctness"], embed=embed, uncited_per_sentence=1)
+    doc_windows = {"a": ["cats purr"], "b": ["zinc shortens colds"], "c": ["aspirin lowers fever"]}
+    out = ev._uncited_candidates(["Zinc helps.", "Aspirin helps."], [[], ["c"]], ["a", "b", "c"], doc_windows)
+    assert out == [["b"], ["b"]]  # sentence 2 already cites c, so its best uncited candidate is b
