@@ -172,5 +172,5 @@ def test_uncited_candidates_are_the_most_similar() -> None:
 
     ev = Evaluator(metrics=["correctness"], embed=embed, uncited_per_sentence=1)
     doc_windows = {"a": ["cats purr"], "b": ["zinc shortens colds"], "c": ["aspirin lowers fever"]}
-    out = ev._uncited_candidates(["Zinc helps.", "Aspirin helps."], [[], ["c"]], ["a", "b", "c"], doc_windows)
+    out = ev._uncited_candidates(["Zinc helps.", "Aspirin and zinc help."], [[], ["c"]], ["a", "b", "c"], doc_windows)
     assert out == [["b"], ["b"]]  # sentence 2 already cites c, so its best uncited candidate is b
