@@ -7,14 +7,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 
-from rich.console import Console
-from rich.markup import escape
-
 from biocite.agent.graph import Agent, make_checkpointer
 from biocite.agent.render import render_answer, render_evidence, render_references
 from biocite.errors import BiociteError
 from biocite.records import Answer
 from biocite.settings import Settings
+from rich.console import Console
+from rich.markup import escape
 
 HELP = (
     "Ask a biomedical question; follow-ups use the conversation.\n"
@@ -45,7 +44,9 @@ class ChatSession:
         elif self.last is None:
             self.console.print("[yellow]no answer yet[/yellow]")
         elif name == "/sources":
-            render_references(self.console, self.last) if self.last.references else self.console.print("no sources")
+            render_references(self.console, self.last) if self.last.references else self.console.print(
+                "no sources"
+            )
         elif name == "/evidence":
             if not arg.strip().isdigit():
                 self.console.print("[yellow]usage: /evidence N (a sentence number)[/yellow]")

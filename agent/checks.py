@@ -1,4 +1,4 @@
-"""Input checks run before the graph: empty, over-long, or clearly non-English questions get a clear message."""
+"""Input checks before the graph: empty, over-long or clearly non-English questions get a clear message."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ _WORD = re.compile(r"[^\W\d_]+")
 ENGLISH = frozenset(
     """the a an of in on for to is are was were be been do does did what which who whom whose how why when
     where whether with without and or not no than that this these those can could should would may might
-    there their its it by from at as after before during between about into over under more most less""".split()
+    there their its it by from at as after before during between about into over under more most
+    less""".split()
 )
 OTHER = frozenset(
     """el la los las del por para una uno que qué cómo cuál es son está están con sin pero como más
@@ -51,7 +52,8 @@ def check_question(question: str, max_chars: int) -> str:
         raise InputError("the question is empty")
     if len(text) > max_chars:
         raise InputError(
-            f"the question is {len(text)} characters long; the limit is {max_chars} (agent.max_question_chars)"
+            f"the question is {len(text)} characters long; "
+            f"the limit is {max_chars} (agent.max_question_chars)"
         )
     if not any(c.isalpha() for c in text):
         raise InputError("the question has no words")

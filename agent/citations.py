@@ -71,7 +71,10 @@ def parse_generation(text: str, n_evidence: int, known_pmids: set[str]) -> list[
             continue
         drafts.append(
             DraftSentence(
-                text=clean, evidence_ids=list(dict.fromkeys(ids)), pmids=list(dict.fromkeys(pmids)), invalid=invalid
+                text=clean,
+                evidence_ids=list(dict.fromkeys(ids)),
+                pmids=list(dict.fromkeys(pmids)),
+                invalid=invalid,
             )
         )
     return drafts

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-
 from biocite.index.tokenize import tokenize
 from biocite.records import Document, Evidence, Sentence, Span
 
@@ -66,7 +65,8 @@ def relevance(cosine: float, lexical: float, weights: RelevanceWeights = Relevan
 
 # Clause boundaries: punctuation, and conjunctions / relative pronouns that open a new clause.
 _BOUNDARY = re.compile(
-    r"[,;:()\[\]]|\s(?:and|but|whereas|while|which|although|though|because|compared (?:with|to)|versus|vs\.?)\s",
+    r"[,;:()\[\]]"
+    r"|\s(?:and|but|whereas|while|which|although|though|because|compared (?:with|to)|versus|vs\.?)\s",
     re.IGNORECASE,
 )
 _TRIM = " \t\n.,;:()[]"
@@ -128,7 +128,9 @@ def score_sentences(
     out = []
     for sentence, cosine in zip(sentences, cosines, strict=True):
         lexical = lexical_overlap(terms, sentence.text)
-        out.append(ScoredSentence(sentence, float(cosine), lexical, relevance(float(cosine), lexical, weights)))
+        out.append(
+            ScoredSentence(sentence, float(cosine), lexical, relevance(float(cosine), lexical, weights))
+        )
     return out
 
 
@@ -143,7 +145,8 @@ def select_evidence(
     weights: RelevanceWeights = RelevanceWeights(),
     duplicate_cosine: float = 0.95,
 ) -> list[Evidence]:
-    """Up to `per_doc` sentences per abstract at or above `min_relevance`, best first, near-duplicates dropped.
+    """Up to `per_doc` sentences per abstract at or above `min_relevance`, best first, near-duplicates
+    dropped.
 
     Nothing below the bar is kept, so the sufficiency check sees thin evidence as thin.
     """

@@ -7,7 +7,9 @@ from biocite.agent.citations import count_words
 from biocite.records import AnswerSentence, Citation, Evidence
 
 
-def extractive_sentences(evidence: list[Evidence], max_sentences: int, max_words: int) -> list[AnswerSentence]:
+def extractive_sentences(
+    evidence: list[Evidence], max_sentences: int, max_words: int
+) -> list[AnswerSentence]:
     """Evidence sentences in order of relevance within the sentence and word limits.
 
     `support` is 1.0: each sentence is a verbatim quote of the abstract it cites.
@@ -21,7 +23,11 @@ def extractive_sentences(evidence: list[Evidence], max_sentences: int, max_words
         if key in seen or words + n > max_words:
             continue
         seen.add(key)
-        out.append(AnswerSentence(text=item.span.text, citations=[Citation(pmid=item.pmid, evidence=[item])], support=1.0))
+        out.append(
+            AnswerSentence(
+                text=item.span.text, citations=[Citation(pmid=item.pmid, evidence=[item])], support=1.0
+            )
+        )
         words += n
         if len(out) >= max_sentences:
             break

@@ -20,12 +20,6 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.config import get_stream_writer
-from langgraph.graph import END, START, StateGraph
-
 from biocite.agent.checks import check_question
 from biocite.agent.citations import DraftSentence, count_words, parse_generation
 from biocite.agent.evidence import RelevanceWeights, VectorCache, content_terms, select_evidence
@@ -46,6 +40,11 @@ from biocite.records import (
     Trace,
 )
 from biocite.settings import Settings
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, StateGraph
 
 Judge = Callable[[list[BaseMessage]], float | None]
 Event = dict[str, Any]
@@ -59,8 +58,18 @@ def make_checkpointer() -> BaseCheckpointSaver:
 
     allowed = [
         ("biocite.records", name)
-        for name in ("Answer", "AnswerSentence", "Citation", "Evidence", "Span", "Reference", "NodeTiming", "Trace",
-                     "SearchHit", "Sentence")  # fmt: skip
+        for name in (
+            "Answer",
+            "AnswerSentence",
+            "Citation",
+            "Evidence",
+            "Span",
+            "Reference",
+            "NodeTiming",
+            "Trace",
+            "SearchHit",
+            "Sentence",
+        )  # fmt: skip
     ]
     allowed += [("biocite.agent.citations", "DraftSentence"), ("biocite.agent.state", "Turn")]
     return InMemorySaver(serde=JsonPlusSerializer(allowed_msgpack_modules=allowed))
@@ -76,7 +85,9 @@ def _emit(event: Event) -> None:
 def is_connection_error(exc: BaseException) -> bool:
     """An endpoint that cannot be reached: a configuration problem to report, not to paper over."""
     names = {cls.__name__ for cls in type(exc).__mro__}
-    return isinstance(exc, ConnectionError) or bool(names & {"APIConnectionError", "ConnectError", "APITimeoutError"})
+    return isinstance(exc, ConnectionError) or bool(
+        names & {"APIConnectionError", "ConnectError", "APITimeoutError"}
+    )
 
 
 class Agent:
@@ -138,13 +149,18 @@ class Agent:
 
     def models(self) -> dict[str, str]:
         index = self.retriever.index
-        names = {"embedder": str(getattr(index.embedder, "name", "?")), "reranker": self.settings.index.reranker}
+        names = {
+            "embedder": str(getattr(index.embedder, "name", "?")),
+            "reranker": self.settings.index.reranker,
+        }
         return names | {"llm": f"{self.settings.llm.backend}:{self.settings.llm.model}"}
 
     # --- running --------------------------------------------------------------------------------------
 
-    def stream(self, question: str, *, mode: str | None = None, thread_id: str | None = None) -> Iterator[Event]:
-        """Progress events ({"event": "start"|"step"|"token", ...}), then {"event": "answer", "answer": Answer}."""
+    def stream(
+        self, question: str, *, mode: str | None = None, thread_id: str | None = None
+    ) -> Iterator[Event]:
+        """Progress events ({"event": "start" | "step" | "token", ...}), then the answer event."""
         mode = mode or self.config.mode
         if mode not in ("generate", "extractive"):
             raise BiociteError(f"unknown mode {mode!r}; use generate or extractive")
@@ -153,7 +169,9 @@ class Agent:
             _ = self.chat_model  # a missing model file or bad endpoint settings fail here, before any work
         config = {"configurable": {"thread_id": thread_id or uuid.uuid4().hex}, "recursion_limit": 50}
         final: AgentState = {}
-        for kind, payload in self.graph.stream(fresh_turn(question, mode), config, stream_mode=["custom", "values"]):
+        for kind, payload in self.graph.stream(
+            fresh_turn(question, mode), config, stream_mode=["custom", "values"]
+        ):
             if kind == "custom":
                 yield payload
             else:
@@ -190,7 +208,9 @@ class Agent:
         if state["mode"] == "generate":
             lines = [f"User: {t.question}\nAssistant: {t.answer[:300]}" for t in history[-3:]]
             try:
-                text = self._complete(load_prompt("contextualize").messages(history="\n".join(lines), question=question))
+                text = self._complete(
+                    load_prompt("contextualize").messages(history="\n".join(lines), question=question)
+                )
                 rewritten = _first_line(text)
                 if len(rewritten) >= 8:
                     notes.append(f"follow-up rewritten by the LLM: {rewritten!r}")
@@ -247,7 +267,12 @@ class Agent:
             weights=self.weights,
         )
         notes = list(state.get("notes", []))
-        if state["mode"] == "generate" and self.config.judge_top > 0 and evidence and not state.get("llm_failed"):
+        if (
+            state["mode"] == "generate"
+            and self.config.judge_top > 0
+            and evidence
+            and not state.get("llm_failed")
+        ):
             evidence, note = self._judge_relevance(state["standalone"], evidence)
             notes.append(note)
         best = f", best relevance {evidence[0].relevance:.2f}" if evidence else ""
@@ -302,7 +327,9 @@ class Agent:
         if not sentences:
             notes.append("no generated sentence was supported by its evidence; extractive fallback")
             return {"llm_failed": True, "notes": notes, "sentences": []}
-        _emit({"event": "step", "node": "verify", "detail": f"{len(sentences)} of {len(state['drafts'])} kept"})
+        _emit(
+            {"event": "step", "node": "verify", "detail": f"{len(sentences)} of {len(state['drafts'])} kept"}
+        )
         return {"sentences": sentences, "notes": notes, "answer_mode": "generate"}
 
     def extractive(self, state: AgentState) -> AgentState:
@@ -316,7 +343,8 @@ class Agent:
         evidence = state.get("evidence", [])
         queries = "; ".join(repr(q) for q in state.get("queries", []))
         found = (
-            f"the best sentence scored {evidence[0].relevance:.2f} (needs {self.config.min_top_relevance:.2f}) "
+            f"the best sentence scored {evidence[0].relevance:.2f} "
+            f"(needs {self.config.min_top_relevance:.2f}) "
             f"and {len(evidence)} cleared {self.config.min_relevance:.2f} (needs {self.config.min_evidence})"
             if evidence
             else f"no sentence cleared relevance {self.config.min_relevance:.2f}"
@@ -332,12 +360,19 @@ class Agent:
         retrieved = {h.pmid for h in hits}
         notes = list(state.get("notes", []))
         sentences = enforce_guarantees(
-            state.get("sentences", []), retrieved, state.get("answer_mode", "extractive"), self.config.min_support, notes
+            state.get("sentences", []),
+            retrieved,
+            state.get("answer_mode", "extractive"),
+            self.config.min_support,
+            notes,
         )
         abstained = state.get("abstain_reason") is not None
         if not sentences and not abstained:
             abstained = True
-            state = {**state, "abstain_reason": "No answer sentence survived verification against the evidence."}
+            state = {
+                **state,
+                "abstain_reason": "No answer sentence survived verification against the evidence.",
+            }
         answer = Answer(
             question=state["question"],
             sentences=sentences,
@@ -426,7 +461,9 @@ class Agent:
         for draft in drafts[: self.config.max_sentences]:
             n = count_words(draft.text)
             if words + n > self.config.max_words:
-                notes.append(f"answer cut at {len(kept)} sentences to stay within {self.config.max_words} words")
+                notes.append(
+                    f"answer cut at {len(kept)} sentences to stay within {self.config.max_words} words"
+                )
                 break
             kept.append(draft)
             words += n
@@ -497,7 +534,8 @@ class Agent:
 def enforce_guarantees(
     sentences: list[AnswerSentence], retrieved: set[str], mode: str, min_support: float, notes: list[str]
 ) -> list[AnswerSentence]:
-    """Drop citations to PMIDs not retrieved, then sentences left without a (verified, in generate mode) citation."""
+    """Drop citations to PMIDs not retrieved, then sentences left without a citation (in generate mode:
+    without a verified one)."""
     kept = []
     for sentence in sentences:
         citations = [c for c in sentence.citations if c.pmid in retrieved]
@@ -527,7 +565,9 @@ def expand_query(question: str, hits: list[SearchHit], earlier: list[str], extra
 
 def _first_line(text: str) -> str:
     for line in text.strip().splitlines():
-        line = re.sub(r"^(?:standalone question|query|rewritten question)\s*:\s*", "", line.strip(), flags=re.I)
+        line = re.sub(
+            r"^(?:standalone question|query|rewritten question)\s*:\s*", "", line.strip(), flags=re.I
+        )
         if line:
             return line[:300]
     return ""
@@ -539,23 +579,41 @@ def _timed(name: str, fn: Callable[[AgentState], AgentState]) -> Callable[[Agent
         start = time.perf_counter()
         update = fn(state)
         seconds = round(time.perf_counter() - start, 4)
-        timings = [*state.get("timings", []), *update.get("timings", []), NodeTiming(node=name, seconds=seconds)]
+        timings = [
+            *state.get("timings", []),
+            *update.get("timings", []),
+            NodeTiming(node=name, seconds=seconds),
+        ]
         return {**update, "timings": timings}
 
     node.__name__ = name
     return node
 
 
+NODES = (
+    "contextualize",
+    "plan",
+    "retrieve",
+    "attribute",
+    "generate",
+    "verify",
+    "extractive",
+    "abstain",
+    "finalize",
+)
+
+
 def build_graph(agent: Agent) -> StateGraph:
     graph = StateGraph(AgentState)
-    for name in ("contextualize", "plan", "retrieve", "attribute", "generate", "verify", "extractive", "abstain",
-                 "finalize"):  # fmt: skip
+    for name in NODES:
         graph.add_node(name, _timed(name, getattr(agent, name)))
     graph.add_edge(START, "contextualize")
     graph.add_edge("contextualize", "plan")
     graph.add_edge("plan", "retrieve")
     graph.add_edge("retrieve", "attribute")
-    graph.add_conditional_edges("attribute", agent.route_after_attribute, ["generate", "extractive", "plan", "abstain"])
+    graph.add_conditional_edges(
+        "attribute", agent.route_after_attribute, ["generate", "extractive", "plan", "abstain"]
+    )
     graph.add_conditional_edges(
         "generate", lambda s: "extractive" if s.get("llm_failed") else "verify", ["verify", "extractive"]
     )

@@ -123,8 +123,9 @@ def report(name: str, results: list[tuple[Answer, float]], sources: list[str] | 
         found = [src in a.trace.retrieved for a, src in zip(answers, sources, strict=True)]
         figures["share_citing_source"] = round(sum(cites) / len(answers), 3)
         figures["share_retrieving_source"] = round(sum(found) / len(answers), 3)
-        figures["fallbacks_to_extractive"] = sum(a.mode == "extractive" for a in answered) if name.startswith(
-            "generate") else None
+        figures["fallbacks_to_extractive"] = (
+            sum(a.mode == "extractive" for a in answered) if name.startswith("generate") else None
+        )
     kept = judged = 0
     for answer in answers:
         k, j = verifier_counts(answer)
@@ -152,7 +153,9 @@ def report(name: str, results: list[tuple[Answer, float]], sources: list[str] | 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=20)
     parser.add_argument("--modes", default="generate,extractive")
     parser.add_argument("--preset", default=None)
@@ -185,7 +188,9 @@ def main() -> None:
     summary: dict = {"settings": json.loads(settings.model_dump_json()), "figures": {}, "records": {}}
     for mode in modes:
         results = run(agent, questions, mode)
-        summary["figures"][f"{mode}/pubmedqa"] = report(f"{mode} / PubMedQA validation", results, sources, judge)
+        summary["figures"][f"{mode}/pubmedqa"] = report(
+            f"{mode} / PubMedQA validation", results, sources, judge
+        )
         summary["records"][f"{mode}/pubmedqa"] = [json.loads(a.model_dump_json()) for a, _ in results]
         if unanswerable:
             results = run(agent, unanswerable, mode)

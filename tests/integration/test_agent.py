@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from biocite.agent.graph import Agent
 from biocite.index.build import build_index
 from biocite.index.hybrid import clear_retriever_cache
@@ -100,7 +99,9 @@ def test_generate_mode_with_a_real_small_llm_keeps_the_guarantees(setup) -> None
 
 def test_question_outside_the_corpus_abstains(setup) -> None:
     settings, _ = setup
-    answer = Agent(settings).ask("What is the best rewarming treatment for frostbite of the fingers?", mode="extractive")
+    answer = Agent(settings).ask(
+        "What is the best rewarming treatment for frostbite of the fingers?", mode="extractive"
+    )
     assert answer.abstained and "frostbite" in (answer.abstain_reason or "")
 
 

@@ -7,12 +7,11 @@ import zlib
 from collections.abc import Sequence
 
 import numpy as np
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import BaseMessage
-
 from biocite.index.tokenize import tokenize
 from biocite.records import Document, SearchHit, Sentence
 from biocite.settings import Settings, load_settings
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import BaseMessage
 
 ABSTRACTS = {
     "111": (
@@ -42,7 +41,9 @@ def split_sentences(pmid: str, abstract: str) -> list[Sentence]:
     out = []
     for i, match in enumerate(re.finditer(r"[^.]+\.", abstract)):
         start = match.start() + len(match.group()) - len(match.group().lstrip())
-        out.append(Sentence(pmid=pmid, index=i, start=start, end=match.end(), text=abstract[start : match.end()]))
+        out.append(
+            Sentence(pmid=pmid, index=i, start=start, end=match.end(), text=abstract[start : match.end()])
+        )
     return out
 
 

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import pytest
 from agent_fakes import FakeRetriever, agent_settings, fake_model, overlap_judge
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-
 from biocite.agent.graph import Agent, enforce_guarantees
 from biocite.errors import InputError, ModelError
 from biocite.records import AnswerSentence, Citation
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 QUESTION = "Does metformin reduce body weight in type 2 diabetes?"
 
 
-def make_agent(*responses: str, judge=overlap_judge, model=None, settings=None) -> tuple[Agent, FakeRetriever]:
+def make_agent(
+    *responses: str, judge=overlap_judge, model=None, settings=None
+) -> tuple[Agent, FakeRetriever]:
     retriever = FakeRetriever()
     agent = Agent(
         settings or agent_settings(),
@@ -164,7 +165,13 @@ def test_word_and_sentence_limits_count_words_without_markers() -> None:
 
 @pytest.mark.parametrize(
     "question",
-    ["", "   ", "x" * 2000, "¿Cuál es el tratamiento de la diabetes con metformina en los niños?", "二甲双胍能减轻体重吗"],
+    [
+        "",
+        "   ",
+        "x" * 2000,
+        "¿Cuál es el tratamiento de la diabetes con metformina en los niños?",
+        "二甲双胍能减轻体重吗",
+    ],
 )
 def test_bad_questions_are_refused_with_a_clear_message(question: str) -> None:
     agent, _ = make_agent()

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import pytest
 from agent_fakes import ABSTRACTS, FakeRetriever, HashEmbedder, agent_settings, fake_model, overlap_judge
-
 from biocite.agent.checks import check_question, looks_english
 from biocite.agent.citations import count_words, parse_generation
-from biocite.agent.evidence import VectorCache, clause_spans, contributory_phrases, content_terms, select_evidence
+from biocite.agent.evidence import (
+    VectorCache,
+    clause_spans,
+    content_terms,
+    contributory_phrases,
+    select_evidence,
+)
 from biocite.agent.extractive import extractive_sentences
 from biocite.agent.graph import Agent, expand_query, make_checkpointer
 from biocite.errors import InputError
@@ -53,7 +58,7 @@ def test_check_question_normalises_space_and_names_the_limit() -> None:
 
 
 def test_clause_spans_and_phrases_are_exact_slices() -> None:
-    abstract = "Background text. In obese adolescents, metformin lowered body weight slightly; diarrhoea was frequent."
+    abstract = "Intro. In obese adolescents, metformin lowered body weight slightly; diarrhoea was frequent."
     start = abstract.index("In obese")
     sentence = Sentence(pmid="1", index=1, start=start, end=len(abstract), text=abstract[start:])
     spans = clause_spans(sentence)
@@ -89,7 +94,12 @@ def test_extractive_sentences_respect_limits() -> None:
     docs = retriever.index.docs.docs
     sentences = {p: retriever.index.docs.sentences(p) for p in docs}
     evidence = select_evidence(
-        "metformin body weight diabetes", docs, sentences, VectorCache(HashEmbedder()), per_doc=3, min_relevance=0.0
+        "metformin body weight diabetes",
+        docs,
+        sentences,
+        VectorCache(HashEmbedder()),
+        per_doc=3,
+        min_relevance=0.0,
     )
     out = extractive_sentences(evidence, max_sentences=2, max_words=30)
     assert 1 <= len(out) <= 2
@@ -112,7 +122,9 @@ def test_chat_follow_up_uses_the_conversation() -> None:
         judge=overlap_judge,
         checkpointer=make_checkpointer(),
     )
-    first = agent.ask("Does metformin reduce body weight in type 2 diabetes?", mode="extractive", thread_id="t1")
+    first = agent.ask(
+        "Does metformin reduce body weight in type 2 diabetes?", mode="extractive", thread_id="t1"
+    )
     assert not first.abstained
     second = agent.ask("What about its adverse events?", mode="extractive", thread_id="t1")
     assert "metformin" in retriever.queries[-1].lower()
@@ -131,7 +143,13 @@ def test_chat_follow_up_rewritten_by_the_llm_in_generate_mode() -> None:
         "Does metformin cause gastrointestinal adverse events?\nextra line",
         "Gastrointestinal adverse events were the most common [1].",
     )
-    agent = Agent(agent_settings(), retriever=retriever, chat_model=model, judge=overlap_judge, checkpointer=make_checkpointer())
+    agent = Agent(
+        agent_settings(),
+        retriever=retriever,
+        chat_model=model,
+        judge=overlap_judge,
+        checkpointer=make_checkpointer(),
+    )
     agent.ask("Does metformin reduce body weight in type 2 diabetes?", mode="generate", thread_id="t")
     second = agent.ask("And its side effects?", mode="generate", thread_id="t")
     assert retriever.queries[1] == "Does metformin cause gastrointestinal adverse events?"
