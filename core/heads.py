@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from biocite.errors import ModelError
 
 ARTIFACT_VERSION = 1
@@ -123,9 +122,14 @@ class PairClassifier:
             activation_fn=torch.nn.Identity(),
         )
         index = {label: i for i, label in enumerate(label_set)}
-        examples = [InputExample(texts=[a, b], label=index[y]) for (a, b), y in zip(pairs, labels, strict=True)]
-        loader = DataLoader(
-            examples, shuffle=True, batch_size=batch_size, generator=torch.Generator().manual_seed(seed)
+        examples = [
+            InputExample(texts=[a, b], label=index[y]) for (a, b), y in zip(pairs, labels, strict=True)
+        ]
+        loader: DataLoader[Any] = DataLoader(
+            examples,  # type: ignore[arg-type]
+            shuffle=True,
+            batch_size=batch_size,
+            generator=torch.Generator().manual_seed(seed),
         )
         steps = len(loader) * epochs
         started = time.perf_counter()
@@ -218,7 +222,8 @@ class PairClassifier:
         version = meta.get("artifact_version")
         if version != ARTIFACT_VERSION:
             raise ModelError(
-                f"{meta_path}: artifact_version {version!r}, this biocite reads {ARTIFACT_VERSION}; retrain it"
+                f"{meta_path}: artifact_version {version!r}, this biocite reads {ARTIFACT_VERSION}; "
+                "retrain it"
             )
         labels = meta.get("labels")
         if not isinstance(labels, list) or len(labels) < 2:
@@ -228,6 +233,8 @@ class PairClassifier:
             str(folder / MODEL_SUBDIR), device="cpu", local_files_only=True, activation_fn=torch.nn.Identity()
         )
         if model.num_labels != len(labels):
-            raise ModelError(f"{meta_path}: {len(labels)} labels but the weights have {model.num_labels} outputs")
+            raise ModelError(
+                f"{meta_path}: {len(labels)} labels but the weights have {model.num_labels} outputs"
+            )
         model.model.eval()
         return cls(model, labels, meta)

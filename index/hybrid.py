@@ -33,7 +33,7 @@ Ranked = list[tuple[str, float]]
 
 
 def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = 60) -> Ranked:
-    """Reciprocal rank fusion: score(d) = Σ_lists 1 / (k + rank_d), ranks from 1. Ties keep first-seen order."""
+    """Reciprocal rank fusion: score(d) = Σ_lists 1 / (k + rank_d), ranks from 1."""
     if k < 0:
         raise ValueError(f"rrf k must be >= 0, got {k}")
     scores: dict[str, float] = {}
@@ -54,7 +54,9 @@ def minmax(scored: Sequence[tuple[str, float]]) -> dict[str, float]:
     return {pmid: (s - low) / (high - low) for pmid, s in scored}
 
 
-def weighted_fuse(bm25: Sequence[tuple[str, float]], dense: Sequence[tuple[str, float]], dense_weight: float) -> Ranked:
+def weighted_fuse(
+    bm25: Sequence[tuple[str, float]], dense: Sequence[tuple[str, float]], dense_weight: float
+) -> Ranked:
     """(1 - w) · minmax(bm25) + w · minmax(dense); a document absent from a list scores 0 there."""
     if not 0.0 <= dense_weight <= 1.0:
         raise ValueError(f"dense_weight must be in [0, 1], got {dense_weight}")
@@ -174,12 +176,13 @@ class Retriever:
             raise BiociteError(f"unknown search stage {stage!r}; known: {', '.join(STAGES)}")
         if stage == "rerank" and self._reranker is None:
             raise BiociteError("stage 'rerank' needs a reranker; set index.reranker to dense or cross")
+        bm25: Ranked = []
+        dense: Ranked = []
+        fused: Ranked = []
         if stage == "bm25":
-            bm25, dense, fused = self.bm25(query, max(k, self.config.bm25_k)), [], []
-            ranking = bm25
+            bm25 = ranking = self.bm25(query, max(k, self.config.bm25_k))
         elif stage == "dense":
-            bm25, dense, fused = [], self.dense(query, max(k, self.config.dense_k)), []
-            ranking = dense
+            dense = ranking = self.dense(query, max(k, self.config.dense_k))
         else:
             bm25, dense, fused = self.candidates(query)
             ranking = fused
@@ -190,14 +193,18 @@ class Retriever:
         return self._hits(query, ranking[:k], docs, bm25=dict(bm25), dense=dict(dense), fused=dict(fused),
                           rerank=reranked)  # fmt: skip
 
-    def _rerank(self, query: str, fused: Ranked, docs: dict[str, Document]) -> tuple[Ranked, dict[str, float]]:
+    def _rerank(
+        self, query: str, fused: Ranked, docs: dict[str, Document]
+    ) -> tuple[Ranked, dict[str, float]]:
+        """Reranked head (reranker scores), then the fused tail beyond rerank_k (fused scores)."""
+        from biocite.index.rerank import rerank_order
+
         assert self._reranker is not None
-        head = [p for p, _ in fused[: self.config.rerank_k] if p in docs]
-        scores = self._reranker.score(query, [docs[p] for p in head])
-        reranked = dict(zip(head, (float(s) for s in scores), strict=True))
-        order = sorted(head, key=lambda p: -reranked[p])  # stable: fused order breaks ties
-        tail = [(p, s) for p, s in fused[self.config.rerank_k :]]
-        return [(p, reranked[p]) for p in order] + tail, reranked
+        order, reranked = rerank_order(
+            self._reranker, query, [p for p, _ in fused], docs, self.config.rerank_k
+        )
+        fused_scores = dict(fused)
+        return [(p, reranked.get(p, fused_scores[p])) for p in order], reranked
 
     def _hits(
         self,
@@ -214,9 +221,13 @@ class Retriever:
         for rank, (pmid, score) in enumerate(ranking, start=1):
             doc = docs.get(pmid)
             if doc is None:  # in an engine but not the store: a stale index, never a fake hit
-                raise BiociteError(f"PMID {pmid} is in the search index but not in the document store; rebuild")
+                raise BiociteError(
+                    f"PMID {pmid} is in the search index but not in the document store; rebuild"
+                )
             stage_scores = {name: scores[pmid] for name, scores in stages.items() if pmid in scores}
-            sentence = best_sentence(query_tokens, self.index.docs.sentences(pmid), self.idf, stem=self.index.stem)
+            sentence = best_sentence(
+                query_tokens, self.index.docs.sentences(pmid), self.idf, stem=self.index.stem
+            )
             hits.append(
                 SearchHit(
                     pmid=pmid,

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from biocite.errors import ModelError
 from biocite.heads import PairClassifier, data_fingerprint
 
