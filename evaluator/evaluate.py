@@ -50,6 +50,7 @@ class CitationResult(BaseModel):
 
 class SentenceResult(BaseModel):
     text: str
+    cited: list[str] = Field(default_factory=list)  # the PMIDs the answer cites (judged or not)
     citations: list[CitationResult] = Field(default_factory=list)
     completeness: str | None = None
     correct: bool | None = None  # None: not judged or undetermined
@@ -121,7 +122,9 @@ class Evaluator:
             topic_id=entry.topic_id,
             question=entry.question,
             outcome="answered",
-            sentences=[SentenceResult(text=s.text) for s in ans.sentences],
+            sentences=[
+                SentenceResult(text=s.text, cited=[c.pmid for c in s.citations]) for s in ans.sentences
+            ],
         )
         if "completeness" in self.metrics:
             self._timed("completeness", self._completeness, entry, result)

@@ -136,6 +136,19 @@ def summary_table(overall: dict[str, Any]) -> str:
     )
 
 
+def _pmid_link(pmid: str) -> str:
+    return f"<a href='https://pubmed.ncbi.nlm.nih.gov/{escape(pmid)}/'>PMID {escape(pmid)}</a>"
+
+
+def _unjudged(s: dict[str, Any]) -> str:
+    if s["citations"]:
+        return ""
+    if s.get("cited"):
+        links = ", ".join(_pmid_link(p) for p in s["cited"])
+        return f"<div class='ev note'>cites {links} (citation support not evaluated)</div>"
+    return "<div class='ev note'>no citation</div>"
+
+
 def question_block(q: dict[str, Any], open_: bool = False) -> str:
     scores = " ".join(f"{escape(k)} {_fmt(v)}" for k, v in q["scores"].items())
     head = (
@@ -162,14 +175,12 @@ def question_block(q: dict[str, Any], open_: bool = False) -> str:
             )
         cites = []
         for c in s["citations"]:
-            link = (
-                f"<a href='https://pubmed.ncbi.nlm.nih.gov/{escape(c['pmid'])}/'>PMID {escape(c['pmid'])}</a>"
-            )
+            link = _pmid_link(c["pmid"])
             ev = f"<div class='ev'>{highlight(c['evidence'], s['text'])}</div>" if c.get("evidence") else ""
             cites.append(f"<div class='ev'>{link} {label(c['label'])}{ev}</div>")
         parts.append(
             f"<div class='sent'><b>{i}.</b> {escape(s['text'])} {''.join(tags)}{''.join(cites) or ''}"
-            + ("<div class='ev note'>no citation</div>" if not s["citations"] else "")
+            + _unjudged(s)
             + "</div>"
         )
     n = q.get("nuggets")

@@ -42,3 +42,11 @@ def test_render_escapes_and_is_self_contained() -> None:
 
 def test_highlight_marks_shared_words() -> None:
     assert highlight("Fever <b> fell", "fever dropped") == "<mark>Fever</mark> &lt;b&gt; fell"
+
+
+def test_unjudged_citations_are_listed_not_hidden() -> None:
+    doc = _doc()
+    doc["questions"][0]["sentences"][0]["citations"] = []
+    doc["questions"][0]["sentences"][0]["cited"] = ["77"]
+    html = render(doc)
+    assert "PMID 77" in html and "citation support not evaluated" in html
