@@ -1,0 +1,40 @@
+# Two commands do everything on a fresh machine (see README):
+#   make demo   set up, install the default models, build the index, answer a question with citations
+#   make test   set up, install the test model, run the test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# A CPU build of torch; plain `torch` would pull a multi-GB CUDA build.
+TORCH_SPEC ?= torch==2.13.0
+QUESTION ?= Does as-needed budesonide-formoterol reduce severe exacerbations in mild asthma?
+export HF_HUB_OFFLINE := 1
+export OMP_WAIT_POLICY := PASSIVE
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: setup demo test test-fast lint bench
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $@
+
+demo: setup
+	$(BIN)/biocite models install
+	$(BIN)/biocite index build
+	$(BIN)/biocite train reranker --if-missing
+	$(BIN)/biocite search "$(QUESTION)" -k 5
+
+test: setup
+	$(BIN)/biocite models install smollm2
+	$(BIN)/python -m pytest -q
+
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not slow"
+
+lint: setup
+	$(BIN)/ruff check core index agent evaluator tests bench
+	$(BIN)/mypy core index agent evaluator

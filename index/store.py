@@ -1,0 +1,250 @@
+"""The index on disk: a SQLite document store (documents, sentences, tokens, embeddings) and a manifest.
+
+Layout of an index folder:
+    manifest.json   what was built from what, with which models, parameters and library versions
+    docs.sqlite     documents, their sentences and BM25 tokens, and embeddings per model (the durable state)
+    bm25/           the BM25 index, derived from the stored tokens
+    dense.faiss     the FAISS index, derived from the stored embeddings (+ dense_ids.json)
+
+Parsing and embedding are the expensive steps, so their results are kept per document in SQLite and
+committed in chunks: an interrupted build resumes, and adding or deleting documents touches only those.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from biocite.errors import IndexMismatchError
+from biocite.records import Document, Sentence
+
+MANIFEST_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS docs (
+    pmid TEXT PRIMARY KEY,
+    content_hash TEXT NOT NULL,
+    doc TEXT NOT NULL,
+    sentences TEXT NOT NULL,
+    tokens TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS embeddings (
+    pmid TEXT NOT NULL,
+    model TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (pmid, model)
+);
+"""
+
+
+class SourceFile(BaseModel):
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+class Manifest(BaseModel):
+    """What an index was built from and how; compared with the settings before the index is used."""
+
+    manifest_version: int = MANIFEST_VERSION
+    status: str = "building"  # "building" until every part is written, then "complete"
+    created: str = ""
+    updated: str = ""
+    sources: list[SourceFile] = Field(default_factory=list)
+    corpus_fingerprint: str = ""
+    explicit_deletions: list[str] = Field(default_factory=list)
+    documents: int = 0
+    sentences: int = 0
+    embedding_model: str = ""
+    embedding_dim: int = 0
+    faiss_kind: str = ""
+    bm25: dict[str, object] = Field(default_factory=dict)
+    library_versions: dict[str, str] = Field(default_factory=dict)
+    read_summary: str = ""
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def describe_source(path: Path) -> SourceFile:
+    stat = path.stat()
+    return SourceFile(
+        path=str(path.resolve()), size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=file_sha256(path)
+    )
+
+
+def source_unchanged(source: SourceFile) -> bool:
+    """Cheap check first (size, mtime); hash only when those moved."""
+    path = Path(source.path)
+    if not path.is_file():
+        return False
+    stat = path.stat()
+    if stat.st_size == source.size and stat.st_mtime_ns == source.mtime_ns:
+        return True
+    return stat.st_size == source.size and file_sha256(path) == source.sha256
+
+
+def corpus_fingerprint(sources: Sequence[SourceFile], deletions: Sequence[str]) -> str:
+    canonical = json.dumps([[s.path, s.sha256] for s in sources] + [sorted(deletions)])
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def manifest_path(index_dir: Path) -> Path:
+    return index_dir / "manifest.json"
+
+
+def read_manifest(index_dir: Path) -> Manifest:
+    path = manifest_path(index_dir)
+    if not path.is_file():
+        raise IndexMismatchError(f"no index at {index_dir}: run `biocite index build`")
+    try:
+        return Manifest.model_validate_json(path.read_text())
+    except ValueError:
+        raise IndexMismatchError(f"{path} is not a biocite index manifest (foreign or corrupt)") from None
+
+
+def write_manifest(index_dir: Path, manifest: Manifest) -> None:
+    """Atomic: a crash leaves the old manifest or the new one, never half of one."""
+    manifest.updated = now()
+    tmp = manifest_path(index_dir).with_suffix(".json.tmp")
+    tmp.write_text(manifest.model_dump_json(indent=2))
+    tmp.replace(manifest_path(index_dir))
+
+
+def document_hash(doc: Document) -> str:
+    return hashlib.sha256(doc.model_dump_json().encode()).hexdigest()[:16]
+
+
+class DocStore:
+    """Documents, sentences, tokens and embeddings in one SQLite file."""
+
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self.path = path
+        uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
+        self.conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        if not readonly:
+            self.conn.executescript(_SCHEMA)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+
+    # --- reading ----------------------------------------------------------------------------------------
+
+    def get(self, pmid: str) -> Document | None:
+        row = self.conn.execute("SELECT doc FROM docs WHERE pmid = ?", (pmid,)).fetchone()
+        return Document.model_validate_json(row[0]) if row else None
+
+    def get_many(self, pmids: Sequence[str]) -> dict[str, Document]:
+        found: dict[str, Document] = {}
+        for chunk in _chunks(list(pmids), 500):
+            marks = ",".join("?" * len(chunk))
+            for pmid, doc in self.conn.execute(f"SELECT pmid, doc FROM docs WHERE pmid IN ({marks})", chunk):
+                found[pmid] = Document.model_validate_json(doc)
+        return found
+
+    def sentences(self, pmid: str) -> list[Sentence]:
+        row = self.conn.execute("SELECT sentences FROM docs WHERE pmid = ?", (pmid,)).fetchone()
+        return [Sentence(pmid=pmid, **s) for s in json.loads(row[0])] if row else []
+
+    def pmids(self) -> list[str]:
+        return [row[0] for row in self.conn.execute("SELECT pmid FROM docs ORDER BY pmid")]
+
+    def hashes(self) -> dict[str, str]:
+        return dict(self.conn.execute("SELECT pmid, content_hash FROM docs"))
+
+    def iter_tokens(self) -> Iterator[tuple[str, list[str]]]:
+        for pmid, tokens in self.conn.execute("SELECT pmid, tokens FROM docs ORDER BY pmid"):
+            yield pmid, json.loads(tokens)
+
+    def sentence_count(self) -> int:
+        total = self.conn.execute("SELECT SUM(json_array_length(sentences)) FROM docs").fetchone()[0]
+        return int(total or 0)
+
+    def __len__(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+
+    def __contains__(self, pmid: object) -> bool:
+        return self.conn.execute("SELECT 1 FROM docs WHERE pmid = ?", (pmid,)).fetchone() is not None
+
+    # --- writing ----------------------------------------------------------------------------------------
+
+    def upsert(self, doc: Document, content_hash: str, sentences: list[Sentence], tokens: list[str]) -> None:
+        compact = [s.model_dump(exclude={"pmid"}) for s in sentences]
+        self.conn.execute(
+            "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?)",
+            (doc.pmid, content_hash, doc.model_dump_json(), json.dumps(compact), json.dumps(tokens)),
+        )
+
+    def delete(self, pmids: Iterable[str]) -> int:
+        removed = 0
+        for chunk in _chunks(list(pmids), 500):
+            marks = ",".join("?" * len(chunk))
+            removed += self.conn.execute(f"DELETE FROM docs WHERE pmid IN ({marks})", chunk).rowcount
+            self.conn.execute(f"DELETE FROM embeddings WHERE pmid IN ({marks})", chunk)
+        return removed
+
+    def commit(self) -> None:
+        self.conn.commit()
+
+    # --- embeddings -------------------------------------------------------------------------------------
+
+    def missing_embeddings(self, model: str) -> list[str]:
+        """PMIDs with no embedding for this model, or one computed from an older version of the document."""
+        rows = self.conn.execute(
+            "SELECT d.pmid FROM docs d LEFT JOIN embeddings e ON e.pmid = d.pmid AND e.model = ? "
+            "WHERE e.pmid IS NULL OR e.content_hash != d.content_hash ORDER BY d.pmid",
+            (model,),
+        )
+        return [row[0] for row in rows]
+
+    def put_embeddings(self, model: str, pmids: Sequence[str], vectors: np.ndarray) -> None:
+        hashes = self.hashes_for(pmids)
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+            [
+                (p, model, hashes[p], v.astype(np.float32).tobytes())
+                for p, v in zip(pmids, vectors, strict=True)
+            ],
+        )
+
+    def hashes_for(self, pmids: Sequence[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for chunk in _chunks(list(pmids), 500):
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                self.conn.execute(f"SELECT pmid, content_hash FROM docs WHERE pmid IN ({marks})", chunk)
+            )
+        return found
+
+    def all_embeddings(self, model: str, dim: int) -> tuple[list[str], np.ndarray]:
+        rows = self.conn.execute(
+            "SELECT e.pmid, e.vector FROM embeddings e JOIN docs d ON d.pmid = e.pmid "
+            "WHERE e.model = ? ORDER BY e.pmid",
+            (model,),
+        ).fetchall()
+        vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+        return [r[0] for r in rows], vectors
+
+    def drop_embeddings_except(self, model: str) -> None:
+        self.conn.execute("DELETE FROM embeddings WHERE model != ?", (model,))
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

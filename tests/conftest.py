@@ -1,0 +1,60 @@
+"""Shared fixtures. Tests never touch the user's ~/.cache/biocite: BIOCITE_HOME points into tmp."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "data"
+
+MINI_CORPUS = [
+    {
+        "pmid": "1001",
+        "title": "Aspirin for secondary prevention of stroke",
+        "abstract": "We randomised 2,000 patients with a recent ischaemic stroke to aspirin or placebo. "
+        "Aspirin reduced recurrent stroke by 22% over two years. Major bleeding was rare.",
+    },
+    {
+        "pmid": "1002",
+        "title": "Knee arthroscopy versus physiotherapy for degenerative meniscal tears",
+        "abstract": "Arthroscopic partial meniscectomy was compared with exercise therapy. "
+        "At 12 months, knee function did not differ between the groups.",
+    },
+    {
+        "pmid": "1003",
+        "title": "Metformin and gestational diabetes outcomes",
+        "abstract": "Metformin lowered maternal weight gain compared with insulin. "
+        "Neonatal hypoglycaemia was less frequent with metformin.",
+    },
+    {
+        "pmid": "1004",
+        "title": "Vitamin D supplementation and fracture risk in older adults",
+        "abstract": "Daily vitamin D did not reduce hip fractures in community-dwelling adults over 70. "
+        "Falls were similar in both arms.",
+    },
+]
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture
+def mini_corpus(tmp_path: Path) -> Path:
+    return write_jsonl(tmp_path / "mini.jsonl", MINI_CORPUS)
+
+
+@pytest.fixture
+def biocite_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("BIOCITE_HOME", str(home))
+    return home

@@ -1,0 +1,106 @@
+"""The index on disk: build, reopen, incremental add/delete, resume, stale and foreign refusal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from biocite.errors import IndexMismatchError, InputError
+from biocite.index.build import add_sources, build_index, delete_documents, open_index
+from biocite.index.store import read_manifest
+from biocite.settings import load_settings
+from tests.conftest import MINI_CORPUS, write_jsonl
+
+
+def settings_for(tmp_path: Path, *extra: str):
+    return load_settings("test", [f"index.dir={tmp_path / 'index'}", "index.reranker=none", *extra])
+
+
+def test_build_then_open_and_query(tmp_path, mini_corpus):
+    settings = settings_for(tmp_path)
+    report = build_index(settings, [mini_corpus], progress=False)
+    assert report.documents == 4 and report.added == 4 and report.embedded == 4
+    index = open_index(settings)
+    assert len(index.docs) == 4 and len(index.dense) == 4
+    doc = index.docs.get("1001")
+    for sentence in index.docs.sentences("1001"):
+        assert doc.abstract[sentence.start : sentence.end] == sentence.text
+    hits = index.dense.search(index.embedder.encode(["does aspirin prevent another stroke"]), 2)[0]
+    assert hits[0][0] == "1001"
+    manifest = read_manifest(settings.index_dir)
+    assert manifest.status == "complete" and manifest.embedding_model == "minilm"
+    assert {"bm25s", "faiss-cpu", "torch"} <= set(manifest.library_versions)
+
+
+def test_rebuild_unchanged_corpus_does_no_work(tmp_path, mini_corpus):
+    settings = settings_for(tmp_path)
+    build_index(settings, [mini_corpus], progress=False)
+    again = build_index(settings, [mini_corpus], progress=False)
+    assert (again.added, again.changed, again.removed, again.embedded) == (0, 0, 0, 0)
+
+
+def test_add_and_delete_touch_only_those_documents(tmp_path, mini_corpus):
+    settings = settings_for(tmp_path)
+    build_index(settings, [mini_corpus], progress=False)
+    extra = write_jsonl(
+        tmp_path / "extra.jsonl",
+        [
+            {
+                "pmid": "2001",
+                "title": "Statins after myocardial infarction",
+                "abstract": "Statin therapy reduced cardiovascular death after myocardial infarction.",
+            },
+            {**MINI_CORPUS[1], "title": MINI_CORPUS[1]["title"] + " (updated)"},
+        ],
+    )
+    added = add_sources(settings, [extra])
+    assert (added.added, added.changed, added.embedded, added.documents) == (1, 1, 2, 5)
+    deleted = delete_documents(settings, ["1003"])
+    assert deleted.removed == 1 and deleted.embedded == 0
+    index = open_index(settings)
+    assert "1003" not in index.docs and "2001" in index.docs
+    assert "1003" not in index.dense.ids and index.bm25.search(["metformin"], 5) == []
+    # A later build from the same files keeps the deletion.
+    assert build_index(settings, [mini_corpus, extra], progress=False).documents == 4
+
+
+def test_interrupted_build_resumes_without_redoing_finished_work(tmp_path, mini_corpus, monkeypatch):
+    settings = settings_for(tmp_path)
+    import biocite.index.build as build
+
+    def crash(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(build, "_build_bm25", crash)
+    with pytest.raises(KeyboardInterrupt):
+        build_index(settings, [mini_corpus], progress=False)
+    with pytest.raises(IndexMismatchError, match="did not finish"):
+        open_index(settings)
+    monkeypatch.undo()
+    resumed = build_index(settings, [mini_corpus], progress=False)
+    assert (resumed.added, resumed.embedded, resumed.documents) == (0, 0, 4)
+    open_index(settings)
+
+
+def test_stale_and_foreign_indexes_are_refused(tmp_path, mini_corpus):
+    settings = settings_for(tmp_path)
+    build_index(settings, [mini_corpus], progress=False)
+    with pytest.raises(IndexMismatchError, match="BM25 parameters"):
+        open_index(settings_for(tmp_path, "index.k1=1.2"))
+    with pytest.raises(IndexMismatchError, match="embedded with"):
+        open_index(settings_for(tmp_path, f"index.dense_model={tmp_path}"))
+    rows = [*MINI_CORPUS, {"pmid": "9", "title": "t", "abstract": "new text"}]
+    mini_corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(IndexMismatchError, match="stale"):
+        open_index(settings)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "manifest.json").write_text('{"something": "else"')
+    with pytest.raises(IndexMismatchError, match="foreign or corrupt"):
+        open_index(load_settings("test", [f"index.dir={tmp_path / 'other'}"]))
+
+
+def test_missing_corpus_path_is_a_user_error(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        build_index(settings_for(tmp_path), [tmp_path / "nope.jsonl"], progress=False)
