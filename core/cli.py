@@ -113,6 +113,30 @@ def index_build(
     console.print_json(report.model_dump_json()) if json_out else console.print(report.summary())
 
 
+@index_app.command("add")
+def index_add(
+    paths: Annotated[list[Path], typer.Argument(help="Corpus files or folders to add to the existing index.")],
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+) -> None:
+    """Add documents (new files, PubMed update files) without rebuilding what is already indexed."""
+    from biocite.index.build import add_sources
+
+    console.print(add_sources(_settings(preset, overrides), paths).summary())
+
+
+@index_app.command("delete")
+def index_delete(
+    pmids: Annotated[list[str], typer.Argument(help="PMIDs to remove from the index.")],
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+) -> None:
+    """Remove documents by PMID; the deletion is remembered by later builds."""
+    from biocite.index.build import delete_documents
+
+    console.print(delete_documents(_settings(preset, overrides), pmids).summary())
+
+
 @index_app.command("info")
 def index_info(preset: PresetOpt = None, overrides: SetOpt = None, json_out: JsonOpt = False) -> None:
     """Show the index manifest: corpus fingerprint, models, parameters, versions, counts."""
