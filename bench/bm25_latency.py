@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+
 from biocite.index.bm25 import BM25Index
 
 SEED = 20261122

@@ -21,9 +21,10 @@ from typing import Literal
 
 import bm25s
 import numpy as np
-from biocite.errors import BiociteError, IndexMismatchError, InputError
 from pydantic import BaseModel
 from rank_bm25 import BM25Okapi
+
+from biocite.errors import BiociteError, IndexMismatchError, InputError
 
 Backend = Literal["bm25s", "rank_bm25"]
 FORMAT_VERSION = 1

@@ -11,10 +11,11 @@ import json
 
 import numpy as np
 import pytest
+from rank_bm25 import BM25Okapi
+
 from biocite.index.bm25 import BM25Index
 from biocite.index.tokenize import tokenize, tokenize_many
 from biocite.settings import DATA_DIR
-from rank_bm25 import BM25Okapi
 
 K = 10
 TOL = 1e-6
