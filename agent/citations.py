@@ -52,7 +52,8 @@ def count_words(text: str) -> int:
 def parse_generation(text: str, n_evidence: int, known_pmids: set[str]) -> list[DraftSentence]:
     """Sentences of the generator's answer with the evidence numbers / PMIDs each cites."""
     text = _LEADING.sub("", text.strip())
-    text = _AFTER_STOP.sub(lambda m: f"{m.group(2)}{m.group(1)}", text)
+    if not _MARKER.match(text):  # markers lead their sentences when the text opens with one ("[1] ...")
+        text = _AFTER_STOP.sub(lambda m: f"{m.group(2)}{m.group(1)}", text)
     drafts = []
     for raw in pysbd.Segmenter(language="en", clean=False).segment(text):
         ids: list[int] = []

@@ -267,12 +267,11 @@ class Agent:
             weights=self.weights,
         )
         notes = list(state.get("notes", []))
-        if (
-            state["mode"] == "generate"
-            and self.config.judge_top > 0
-            and evidence
-            and not state.get("llm_failed")
-        ):
+        if evidence:  # the margin is on the embedding scale, so it comes before any LLM judgement
+            floor = evidence[0].relevance - self.config.relevance_margin
+            evidence = [e for e in evidence if e.relevance >= floor]
+        judge = state["mode"] == "generate" and self.config.judge_top > 0 and not state.get("llm_failed")
+        if judge and evidence:
             evidence, note = self._judge_relevance(state["standalone"], evidence)
             notes.append(note)
         best = f", best relevance {evidence[0].relevance:.2f}" if evidence else ""
@@ -285,7 +284,7 @@ class Agent:
         messages = load_prompt("generate").messages(
             evidence=listing,
             question=state["standalone"],
-            max_sentences=self.config.max_sentences,
+            target_sentences=min(self.config.answer_sentences, self.config.max_sentences),
             max_words=self.config.max_words,
         )
         notes = list(state.get("notes", []))
@@ -417,7 +416,7 @@ class Agent:
     def _complete(self, messages: list[BaseMessage]) -> str:
         """A short completion (query / follow-up rewriting): stop at the first line break."""
         try:
-            result = self.chat_model.invoke(messages, stop=["\n"])
+            result = self.chat_model.invoke(messages, stop=["\n"], max_tokens=60)
         except TypeError:
             result = self.chat_model.invoke(messages)
         return result.content if isinstance(result.content, str) else ""
@@ -437,10 +436,13 @@ class Agent:
         return docs, {p: store.sentences(p) for p in docs}
 
     def _judge_relevance(self, question: str, evidence: list[Evidence]) -> tuple[list[Evidence], str]:
-        """Average the LLM judge's P(relevant) into the relevance of the top few evidence sentences."""
+        """The LLM judge vetoes top evidence sentences it finds irrelevant (P(relevant) < agent.judge_veto).
+
+        Relevance scores stay on the embedding scale the thresholds were calibrated on; the judge only removes.
+        """
         prompt = load_prompt("relevance")
-        judged, undetermined = 0, 0
-        updated = list(evidence)
+        vetoed: set[int] = set()
+        undetermined = 0
         for i, item in enumerate(evidence[: self.config.judge_top]):
             try:
                 p = self.judge(prompt.messages(question=question, sentence=item.span.text))
@@ -449,12 +451,14 @@ class Agent:
                 return evidence, f"relevance judge failed ({type(exc).__name__}); embedding relevance kept"
             if p is None:
                 undetermined += 1
-                continue
-            judged += 1
-            updated[i] = item.model_copy(update={"relevance": round((item.relevance + p) / 2, 4)})
-        updated.sort(key=lambda e: e.relevance, reverse=True)
-        kept = [e for e in updated if e.relevance >= self.config.min_relevance]
-        return kept, f"relevance judged by the LLM for {judged} sentences ({undetermined} undetermined)"
+            elif p < self.config.judge_veto:
+                vetoed.add(i)
+        kept = [e for i, e in enumerate(evidence) if i not in vetoed]
+        judged = min(len(evidence), self.config.judge_top)
+        note = (
+            f"relevance judge: {judged} sentences judged, {len(vetoed)} vetoed, {undetermined} undetermined"
+        )
+        return kept, note
 
     def _within_limits(self, drafts: list[DraftSentence], notes: list[str]) -> list[DraftSentence]:
         kept, words = [], 0

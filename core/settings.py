@@ -82,11 +82,14 @@ class AgentSettings(BaseModel):
     min_support: float = 0.5  # verified support probability needed to keep a sentence
     max_question_chars: int = 1000
     # Added by the agent (issue 3); read by agent/graph.py.
-    min_top_relevance: float = 0.5  # the best evidence sentence must reach this, or the evidence is thin
+    min_top_relevance: float = 0.55  # the best evidence sentence must reach this (bench/agent_calibrate.py)
     max_evidence: int = 8  # evidence sentences shown to the generator
     cosine_weight: float = 0.6  # relevance = w * cosine + (1 - w) * lexical overlap with the question
     judge_top: int = 3  # generate mode: top evidence sentences also judged relevant by the LLM (0 = off)
+    judge_veto: float = 0.2  # ... and dropped when the LLM's P(relevant) is below this
     recite_candidates: int = 2  # other abstracts tried when a sentence's own citations do not support it
+    relevance_margin: float = 0.2  # evidence must also score >= best relevance - margin
+    answer_sentences: int = 4  # sentences the generator is asked for (max_sentences is the hard cap)
 
 
 class EvaluatorSettings(BaseModel):

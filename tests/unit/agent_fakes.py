@@ -126,5 +126,6 @@ def agent_settings(*overrides: str) -> Settings:
         "agent.min_evidence=2",
         "agent.judge_top=0",
         "agent.max_rounds=2",
+        "agent.relevance_margin=1.0",  # the hashing embedder's scale differs from MiniLM's
     ]
     return load_settings("default", [*base, *overrides])

@@ -190,3 +190,32 @@ def test_enforce_guarantees_drops_unretrieved_citations_and_unverified_sentences
     kept = enforce_guarantees(sentences, {"1"}, "generate", 0.5, notes)
     assert [s.text for s in kept] == ["a"] and [c.pmid for c in kept[0].citations] == ["1"]
     assert len(notes) == 4
+
+
+def test_relevance_margin_keeps_only_evidence_close_to_the_best() -> None:
+    wide, _ = make_agent()
+    narrow, _ = make_agent(settings=agent_settings("agent.relevance_margin=0.05", "agent.min_evidence=1"))
+    question = "Does metformin reduce body weight in diabetes, and does statin therapy cause muscle pain?"
+    all_evidence = wide.ask(question, mode="extractive").sentences
+    close = narrow.ask(question, mode="extractive").sentences
+    assert 1 <= len(close) < len(all_evidence)
+    best = close[0].citations[0].evidence[0].relevance
+    assert all(s.citations[0].evidence[0].relevance >= best - 0.05 for s in close)
+
+
+def test_llm_relevance_judge_vetoes_irrelevant_top_evidence() -> None:
+    def judge(messages):
+        text = str(messages[-1].content)
+        if text.startswith("Question:"):  # the relevance prompt: veto the adolescents' abstract (PMID 444)
+            return 0.05 if "adolescents" in text.split("Sentence:")[1] else 0.9
+        return overlap_judge(messages)
+
+    settings = agent_settings("agent.judge_top=5", "agent.min_evidence=1")
+    text = (
+        "Metformin reduced body weight in adults with type 2 diabetes [1]. Metformin lowered body weight [2]."
+    )
+    agent, _ = make_agent(text, judge=judge, settings=settings)
+    answer = agent.ask(QUESTION, mode="generate")
+    assert answer.mode == "generate" and answer.sentences
+    assert "444" not in answer.cited_pmids
+    assert any("vetoed" in note and "0 vetoed" not in note for note in answer.trace.notes)

@@ -155,3 +155,11 @@ def test_chat_follow_up_rewritten_by_the_llm_in_generate_mode() -> None:
     assert retriever.queries[1] == "Does metformin cause gastrointestinal adverse events?"
     assert second.trace.queries[0] == retriever.queries[1]
     assert second.question == "And its side effects?"
+
+
+def test_parse_generation_reads_leading_markers_when_the_text_opens_with_one() -> None:
+    drafts = parse_generation("[2] Aspirin lowered stroke risk. [1][3] Bleeding was rare.", 3, set())
+    assert [(d.text, d.evidence_ids) for d in drafts] == [
+        ("Aspirin lowered stroke risk.", [2]),
+        ("Bleeding was rare.", [1, 3]),
+    ]
