@@ -7,13 +7,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 
+from rich.console import Console
+from rich.markup import escape
+
 from biocite.agent.graph import Agent, make_checkpointer
 from biocite.agent.render import render_answer, render_evidence, render_references
 from biocite.errors import BiociteError
 from biocite.records import Answer
 from biocite.settings import Settings
-from rich.console import Console
-from rich.markup import escape
 
 HELP = (
     "Ask a biomedical question; follow-ups use the conversation.\n"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+
 from biocite.index.tokenize import tokenize
 from biocite.records import Document, Evidence, Sentence, Span
 

@@ -20,6 +20,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, StateGraph
+
 from biocite.agent.checks import check_question
 from biocite.agent.citations import DraftSentence, count_words, parse_generation
 from biocite.agent.evidence import RelevanceWeights, VectorCache, content_terms, select_evidence
@@ -40,11 +46,6 @@ from biocite.records import (
     Trace,
 )
 from biocite.settings import Settings
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.config import get_stream_writer
-from langgraph.graph import END, START, StateGraph
 
 Judge = Callable[[list[BaseMessage]], float | None]
 Event = dict[str, Any]

@@ -3,10 +3,11 @@ sentence (contributory phrases in bold), and the references with PubMed links.""
 
 from __future__ import annotations
 
-from biocite.records import Answer, AnswerSentence, Evidence
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
+
+from biocite.records import Answer, AnswerSentence, Evidence
 
 
 def reference_numbers(answer: Answer) -> dict[str, int]:

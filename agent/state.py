@@ -5,9 +5,10 @@ from __future__ import annotations
 import operator
 from typing import Annotated, TypedDict
 
+from pydantic import BaseModel, Field
+
 from biocite.agent.citations import DraftSentence
 from biocite.records import Answer, AnswerSentence, Evidence, NodeTiming, SearchHit
-from pydantic import BaseModel, Field
 
 
 class Turn(BaseModel):

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from biocite.agent.graph import Agent
 from biocite.index.build import build_index
 from biocite.index.hybrid import clear_retriever_cache

@@ -7,11 +7,12 @@ import zlib
 from collections.abc import Sequence
 
 import numpy as np
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import BaseMessage
+
 from biocite.index.tokenize import tokenize
 from biocite.records import Document, SearchHit, Sentence
 from biocite.settings import Settings, load_settings
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import BaseMessage
 
 ABSTRACTS = {
     "111": (

@@ -5,9 +5,10 @@ from __future__ import annotations
 import io
 
 from agent_fakes import FakeRetriever, agent_settings, fake_model, overlap_judge
+from rich.console import Console
+
 from biocite.agent.chat import ChatSession
 from biocite.agent.graph import Agent, make_checkpointer
-from rich.console import Console
 
 
 def scripted(lines: list[str], end: type[BaseException] = EOFError):

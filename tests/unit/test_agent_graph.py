@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 from agent_fakes import FakeRetriever, agent_settings, fake_model, overlap_judge
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
 from biocite.agent.graph import Agent, enforce_guarantees
 from biocite.errors import InputError, ModelError
 from biocite.records import AnswerSentence, Citation
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 QUESTION = "Does metformin reduce body weight in type 2 diabetes?"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from agent_fakes import ABSTRACTS, FakeRetriever, HashEmbedder, agent_settings, fake_model, overlap_judge
+
 from biocite.agent.checks import check_question, looks_english
 from biocite.agent.citations import count_words, parse_generation
 from biocite.agent.evidence import (
