@@ -280,6 +280,8 @@ def extrapolate(points: dict[int, float]) -> float:
 
 
 def fmt_mb(mb: float) -> str:
+    if mb < 1:
+        return "< 1 MB"
     return f"{mb / 1024:,.1f} GB" if mb >= 1024 else f"{mb:,.0f} MB"
 
 
@@ -335,6 +337,11 @@ def table(results: dict[str, dict[int, Any]], sizes: list[int]) -> list[str]:
     return lines
 
 
+def _projection(results: dict[str, dict[int, Any]], comp: str, metric: str) -> str:
+    points = {n: float(v[metric]) for n, v in results.get(comp, {}).items() if isinstance(v, dict)}
+    return fmt_mb(extrapolate(points)) if points else "(not measured)"
+
+
 def write_scaling(
     lines: list[str], results: dict[str, dict[int, Any]], sizes: list[int], total_s: float
 ) -> None:
@@ -360,7 +367,10 @@ def write_scaling(
         date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         machine=f"{platform.machine()}, {os.cpu_count()} CPU cores (shared with other jobs), "
         f"{psutil.virtual_memory().total / 1024**3:.0f} GiB RAM, Python {platform.python_version()}",
-        sizes=", ".join(f"{n:,}" for n in sizes),
+        sizes=" ".join(str(n) for n in sizes),
+        bm25_serve=_projection(results, "bm25-load", "rss_mb"),
+        flat_serve=_projection(results, "faiss-flat", "rss_mb"),
+        bm25_peak=_projection(results, "bm25-build", "peak_mb"),
         total=f"{total_s / 60:.1f}",
         table="\n".join(lines),
         facts="; ".join(facts),
@@ -401,10 +411,13 @@ How each was measured (every component in its own fresh process):
 
 ## What this says
 
-- The in-process engines used for the shipped corpus do not reach 36M abstracts on one machine:
-  the bm25s matrix and a flat FAISS index each need on the order of 100 GB of RAM (last column), flat
-  search grows linearly with N, and rank-bm25 (Python dicts, ~1 s per 10-term query at 100k here) is
-  out of the question beyond the small default corpus.
+- The in-process engines used for the shipped corpus do not reach 36M abstracts on one machine: to
+  serve, the bm25s matrix needs ~{bm25_serve} and a flat FAISS index ~{flat_serve} of RAM (extrapolated),
+  bm25s's pure-Python build would peak near {bm25_peak}, and flat search time grows linearly with N.
+  rank-bm25 (Python dicts; `bench/bm25_latency.py` measured ~1.1 s per 10-term query at 100k docs on
+  this box) is out of the question beyond the small default corpus.
+- The bm25s matrix is kept in float64 so its scores equal rank-bm25's to ~1e-14; float32 would halve
+  the postings' score bytes (12 -> 8 B per posting with the int32 doc index) at ~1e-7 relative error.
 - Storage itself is not the problem: the document store is the largest artefact and is a plain
   on-disk B-tree that needs little RAM.
 
