@@ -12,11 +12,13 @@ import argparse
 import gc
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 
 from biocite.index.bm25 import BM25Index
 
+T = TypeVar("T")
 SEED = 20261122
 ZIPF_EXPONENT = 1.0
 HEAD_TERMS = 50  # the commonest terms stand in for stop words: kept in documents, never in queries
@@ -59,18 +61,18 @@ def synthetic_queries(
     ]
 
 
-def timed(fn: Callable[[], object]) -> tuple[float, object]:
+def timed(fn: Callable[[], T]) -> tuple[float, T]:
     start = time.perf_counter()
     result = fn()
     return time.perf_counter() - start, result
 
 
-def latencies(index: BM25Index, queries: list[list[str]], k: int = 10) -> tuple[np.ndarray, list]:
+def latencies(index: BM25Index, queries: list[list[str]], k: int = 10) -> tuple[np.ndarray, list[list[str]]]:
     times, tops = [], []
     for query in queries:
-        seconds, hits = timed(lambda q=query: index.search(q, k))
+        seconds, hits = timed(lambda: index.search(query, k))  # noqa: B023 (called at once)
         times.append(seconds)
-        tops.append([doc for doc, _ in hits])  # type: ignore[attr-defined]
+        tops.append([doc for doc, _ in hits])
     return np.array(times) * 1000, tops
 
 
@@ -92,7 +94,7 @@ def main() -> None:
     args = parser.parse_args()
 
     gen_s, corpus = timed(lambda: synthetic_corpus(args.docs, args.doc_len, args.vocab))
-    tokens: list[list[str]] = corpus  # type: ignore[assignment]
+    tokens = corpus
     ids = [f"doc{i}" for i in range(len(tokens))]
     n_tokens = sum(map(len, tokens))
     print(
@@ -108,8 +110,8 @@ def main() -> None:
 
     queries = synthetic_queries(max(args.bm25s_queries, args.rank_queries), args.terms, args.vocab, SEED + 1)
     fast.search(queries[0], 10)  # warm-up (first numpy calls)
-    fast_ms, fast_tops = latencies(fast, queries[: args.bm25s_queries])  # type: ignore[arg-type]
-    ref_ms, ref_tops = latencies(ref, queries[: args.rank_queries])  # type: ignore[arg-type]
+    fast_ms, fast_tops = latencies(fast, queries[: args.bm25s_queries])
+    ref_ms, ref_tops = latencies(ref, queries[: args.rank_queries])
     print(f"\n{args.terms}-term queries, top-10 (query terms Zipf-drawn, {HEAD_TERMS} commonest excluded)")
     print(describe("bm25s (BM25Index)", fast_ms))
     print(describe("rank-bm25 (BM25Index)", ref_ms))
@@ -120,18 +122,15 @@ def main() -> None:
 
     shared = args.rank_queries
     same = sum(a == b for a, b in zip(fast_tops[:shared], ref_tops, strict=True))
-    max_diff = max(
-        float(np.abs(fast.scores(q) - ref.scores(q)).max())  # type: ignore[attr-defined]
-        for q in queries[:shared]
-    )
+    max_diff = max(float(np.abs(fast.scores(q) - ref.scores(q)).max()) for q in queries[:shared])
     print(f"top-10 identical on {same}/{shared} queries; max |score difference| {max_diff:.2e}")
     print(f"build-time ratio (rank-bm25 / bm25s): {ref_build_s / fast_build_s:.2f}x")
 
     # Worst case for the sparse index: query terms may include the very commonest (longest postings).
     heavy = synthetic_queries(args.bm25s_queries, args.terms, args.vocab, SEED + 2, skip_head=0)
-    heavy_ms, heavy_tops = latencies(fast, heavy)  # type: ignore[arg-type]
+    heavy_ms, heavy_tops = latencies(fast, heavy)
     n_ref = min(args.heavy_rank_queries, len(heavy))
-    heavy_ref_ms, heavy_ref_tops = latencies(ref, heavy[:n_ref])  # type: ignore[arg-type]
+    heavy_ref_ms, heavy_ref_tops = latencies(ref, heavy[:n_ref])
     print(f"\nworst case: {args.terms}-term queries drawn from ALL terms (head included)")
     print(describe("bm25s (BM25Index)", heavy_ms))
     print(describe("rank-bm25 (BM25Index)", heavy_ref_ms))
