@@ -218,11 +218,18 @@ def chat(mode: ModeOpt = None, preset: PresetOpt = None, overrides: SetOpt = Non
 
 
 @train_app.command("reranker")
-def train_reranker_cmd(preset: PresetOpt = None, overrides: SetOpt = None) -> None:
+def train_reranker_cmd(
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+    if_missing: Annotated[bool, typer.Option("--if-missing", help="Do nothing if a trained artifact exists.")] = False,
+) -> None:
     """Train the cross-encoder reranker head on PubMedQA development questions (train split)."""
     from biocite.index.rerank import train_reranker
 
     settings = _settings(preset, overrides)
+    if if_missing and (settings.reranker_dir / "meta.json").is_file():
+        console.print(f"reranker already trained: {settings.reranker_dir}")
+        return
     report = train_reranker(settings)
     console.print(report.summary())
 
