@@ -152,35 +152,61 @@ def macro_report(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]
     }
 
 
+def balance(
+    pairs: list[tuple[str, str]], labels: list[str], target: int, seed: int
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """Resample every label to about `target` examples (down-sample the large, repeat the small), so a
+    short training run cannot settle on the majority label."""
+    rng = random.Random(seed)
+    out: list[int] = []
+    for label in sorted(set(labels)):
+        idx = [i for i, y in enumerate(labels) if y == label]
+        out.extend(
+            rng.sample(idx, target)
+            if len(idx) >= target
+            else idx * (target // len(idx)) + idx[: target % len(idx)]
+        )
+    rng.shuffle(out)
+    return [pairs[i] for i in out], [labels[i] for i in out]
+
+
 def train_head(
-    task: str, folder: Path, *, seed: int = 13, epochs: int = 1, batch_size: int = 16, progress: bool = True
+    task: str,
+    folder: Path,
+    *,
+    seed: int = 13,
+    epochs: int = 1,
+    batch_size: int = 16,
+    lr: float = 3e-5,
+    max_length: int | None = None,
+    per_label: int | None = None,
+    progress: bool = True,
 ) -> dict[str, Any]:
-    """Train, score on the held-out split, save with metrics. Returns the saved meta."""
+    """Train, score on the held-out split, save with metrics. Returns the saved meta. `per_label`
+    resamples the training pairs to that many per label (see `balance`)."""
     from biocite.heads import PairClassifier, data_fingerprint
 
     if task == "completeness":
         train_q, test_q = kqa_split(seed)
         train_x, train_y = completeness_pairs(train_q, seed)
         test_x, test_y = completeness_pairs(test_q, seed + 1)
-        label_set, max_length, held_out = (
-            COMPLETENESS_HEAD_LABELS,
-            128,
-            "K-QA held-out questions (proxy labels)",
-        )
+        label_set, length, held_out = COMPLETENESS_HEAD_LABELS, 128, "K-QA held-out questions (proxy labels)"
     elif task == "citation":
         train_x, train_y = citation_pairs("train", seed)
         test_x, test_y = citation_pairs("dev", seed + 1)
-        label_set, max_length, held_out = SUPPORT_LABELS, 256, "Citation-Integrity dev split"
+        label_set, length, held_out = SUPPORT_LABELS, 256, "Citation-Integrity dev split"
     else:
         raise ValueError(f"unknown head task {task!r}")
+    if per_label:
+        train_x, train_y = balance(train_x, train_y, per_label, seed)
     head = PairClassifier.train(
         train_x,
         train_y,
         label_set=label_set,
         epochs=epochs,
         batch_size=batch_size,
-        lr=3e-5,
-        max_length=max_length,
+        lr=lr,
+        max_length=max_length or length,
         seed=seed,
         progress=progress,
     )
@@ -191,6 +217,7 @@ def train_head(
         "train_data_sha256": data_fingerprint(zip(train_x, train_y, strict=True)),
         "metrics": {"held_out": held_out, **report},
         "label_counts_train": {label: train_y.count(label) for label in label_set},
+        "resampled_per_label": per_label,
     }
     head.save(folder, meta=meta)
     return head.meta
