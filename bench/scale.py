@@ -416,8 +416,8 @@ How each was measured (every component in its own fresh process):
   bm25s's pure-Python build would peak near {bm25_peak}, and flat search time grows linearly with N.
   rank-bm25 (Python dicts; `bench/bm25_latency.py` measured ~1.1 s per 10-term query at 100k docs on
   this box) is out of the question beyond the small default corpus.
-- The bm25s matrix is kept in float64 so its scores equal rank-bm25's to ~1e-14; float32 would halve
-  the postings' score bytes (12 -> 8 B per posting with the int32 doc index) at ~1e-7 relative error.
+- The bm25s matrix is kept in float64 so its scores equal rank-bm25's to ~1e-14; float32 scores would
+  cut a posting from 12 to 8 bytes (with its int32 doc index) at ~1e-7 relative error.
 - Storage itself is not the problem: the document store is the largest artefact and is a plain
   on-disk B-tree that needs little RAM.
 
