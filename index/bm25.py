@@ -181,12 +181,17 @@ class BM25Index:
                 f"{meta_path}: format {meta.format_version} with {len(ids)} ids for {meta.n_docs} docs; "
                 f"expected format {FORMAT_VERSION} (rebuild the index)"
             )
-        if meta.backend == "rank_bm25":
-            with gzip.open(folder / TOKENS_FILE, "rt", encoding="utf-8") as fh:
-                tokens = json.load(fh)
-            okapi = BM25Okapi(tokens, k1=meta.k1, b=meta.b, epsilon=meta.epsilon)
-            return cls(ids, meta, okapi=okapi, corpus_tokens=tokens)
-        retriever = bm25s.BM25.load(folder / BM25S_DIR, mmap=mmap)
+        try:
+            if meta.backend == "rank_bm25":
+                with gzip.open(folder / TOKENS_FILE, "rt", encoding="utf-8") as fh:
+                    tokens = json.load(fh)
+                okapi = BM25Okapi(tokens, k1=meta.k1, b=meta.b, epsilon=meta.epsilon)
+                return cls(ids, meta, okapi=okapi, corpus_tokens=tokens)
+            retriever = bm25s.BM25.load(folder / BM25S_DIR, mmap=mmap)
+        except (OSError, ValueError, EOFError) as exc:
+            raise IndexMismatchError(
+                f"{folder}: damaged BM25 index ({exc.__class__.__name__}: {exc}); rebuild it"
+            ) from exc
         if retriever.scores["num_docs"] != meta.n_docs:
             raise IndexMismatchError(
                 f"{folder / BM25S_DIR}: {retriever.scores['num_docs']} docs, meta says {meta.n_docs}"

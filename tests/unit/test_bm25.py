@@ -153,6 +153,12 @@ def test_load_refuses_incomplete_or_missing_index(corpus: list[list[str]], tmp_p
     (tmp_path / "bm25" / META_FILE).write_text(json.dumps({**meta, "n_docs": 3}))
     with pytest.raises(IndexMismatchError):
         BM25Index.load(tmp_path / "bm25")
+    (tmp_path / "bm25" / META_FILE).write_text(json.dumps(meta))
+    assert len(BM25Index.load(tmp_path / "bm25")) == len(IDS)
+    for part in (tmp_path / "bm25" / "bm25s").glob("data*.npy"):
+        part.unlink()
+    with pytest.raises(IndexMismatchError, match="damaged"):
+        BM25Index.load(tmp_path / "bm25")
 
 
 def test_build_rejects_bad_input(corpus: list[list[str]]) -> None:
