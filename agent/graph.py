@@ -270,7 +270,8 @@ class Agent:
         notes = list(state.get("notes", []))
         if evidence:  # the margin is on the embedding scale, so it comes before any LLM judgement
             floor = evidence[0].relevance - self.config.relevance_margin
-            evidence = [e for e in evidence if e.relevance >= floor]
+            keep = self.config.min_evidence  # a very strong best sentence must not leave the rest thin
+            evidence = [e for i, e in enumerate(evidence) if e.relevance >= floor or i < keep]
         judge = state["mode"] == "generate" and self.config.judge_top > 0 and not state.get("llm_failed")
         if judge and evidence:
             evidence, note = self._judge_relevance(state["standalone"], evidence)

@@ -152,6 +152,33 @@ def report(name: str, results: list[tuple[Answer, float]], sources: list[str] | 
     return figures
 
 
+def records(results: list[tuple[Answer, float]], sources: list[str] | None) -> list[dict]:
+    return [
+        {
+            "answer": json.loads(a.model_dump_json()),
+            "seconds": round(s, 3),
+            "source": sources[i] if sources else None,
+        }
+        for i, (a, s) in enumerate(results)
+    ]
+
+
+def rereport(path: Path, settings: Settings) -> None:
+    """Figures from a saved run (e.g. once the evaluator's citation head is trained)."""
+    saved = json.loads(path.read_text())
+    judge = citation_judge(settings)
+    for key, rows in saved["records"].items():
+        if rows and "answer" not in rows[0]:  # the first format: bare answers, time = sum of node times
+            rows = [{"answer": r, "seconds": sum(t["seconds"] for t in r["trace"]["timings"])} for r in rows]
+        results = [(Answer.model_validate(r["answer"]), r["seconds"]) for r in rows]
+        sources = None
+        if key.endswith("pubmedqa"):
+            sources = [r.get("source") for r in rows]
+            if None in sources:
+                sources = [p for p, _ in pubmedqa_questions(settings, len(rows))]
+        report(key, results, sources, judge if sources else None)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -162,8 +189,11 @@ def main() -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[])
     parser.add_argument("--no-unanswerable", action="store_true")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--records", type=Path, default=None, help="Re-report a saved --out file, no runs.")
     args = parser.parse_args()
     settings = load_settings(args.preset, args.overrides)
+    if args.records:
+        return rereport(args.records, settings)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     agent = Agent(settings)
 
@@ -187,15 +217,16 @@ def main() -> None:
     judge = citation_judge(settings)
     summary: dict = {"settings": json.loads(settings.model_dump_json()), "figures": {}, "records": {}}
     for mode in modes:
+        agent = Agent(settings, chat_model=agent._chat_model)  # a fresh embedding cache per mode
         results = run(agent, questions, mode)
         summary["figures"][f"{mode}/pubmedqa"] = report(
             f"{mode} / PubMedQA validation", results, sources, judge
         )
-        summary["records"][f"{mode}/pubmedqa"] = [json.loads(a.model_dump_json()) for a, _ in results]
+        summary["records"][f"{mode}/pubmedqa"] = records(results, sources)
         if unanswerable:
             results = run(agent, unanswerable, mode)
             summary["figures"][f"{mode}/unanswerable"] = report(f"{mode} / unanswerable", results, None, None)
-            summary["records"][f"{mode}/unanswerable"] = [json.loads(a.model_dump_json()) for a, _ in results]
+            summary["records"][f"{mode}/unanswerable"] = records(results, None)
     if {"generate/pubmedqa", "extractive/pubmedqa"} <= set(summary["figures"]):
         g = summary["figures"]["generate/pubmedqa"]["median_seconds"]
         e = summary["figures"]["extractive/pubmedqa"]["median_seconds"]

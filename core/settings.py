@@ -88,7 +88,7 @@ class AgentSettings(BaseModel):
     judge_top: int = 3  # generate mode: top evidence sentences also judged relevant by the LLM (0 = off)
     judge_veto: float = 0.2  # ... and dropped when the LLM's P(relevant) is below this
     recite_candidates: int = 2  # other abstracts tried when a sentence's own citations do not support it
-    relevance_margin: float = 0.2  # evidence must also score >= best relevance - margin
+    relevance_margin: float = 0.2  # evidence beyond the top min_evidence must score >= best - margin
     answer_sentences: int = 4  # sentences the generator is asked for (max_sentences is the hard cap)
 
 

@@ -202,6 +202,10 @@ def test_relevance_margin_keeps_only_evidence_close_to_the_best() -> None:
     assert 1 <= len(close) < len(all_evidence)
     best = close[0].citations[0].evidence[0].relevance
     assert all(s.citations[0].evidence[0].relevance >= best - 0.05 for s in close)
+    # the top min_evidence sentences stay even outside the margin, so one strong sentence is not left alone
+    kept = make_agent(settings=agent_settings("agent.relevance_margin=0.0", "agent.min_evidence=2"))[0]
+    two = kept.ask(question, mode="extractive")
+    assert not two.abstained and len(two.sentences) == 2
 
 
 def test_llm_relevance_judge_vetoes_irrelevant_top_evidence() -> None:
