@@ -148,13 +148,15 @@ class Agent:
 
         return yes_probability(self.chat_model, messages)
 
-    def models(self) -> dict[str, str]:
+    def models(self, *, llm: bool = True) -> dict[str, str]:
         index = self.retriever.index
         names = {
             "embedder": str(getattr(index.embedder, "name", "?")),
             "reranker": self.settings.index.reranker,
         }
-        return names | {"llm": f"{self.settings.llm.backend}:{self.settings.llm.model}"}
+        if llm:
+            names["llm"] = f"{self.settings.llm.backend}:{self.settings.llm.model}"
+        return names
 
     # --- running --------------------------------------------------------------------------------------
 
@@ -385,7 +387,7 @@ class Agent:
                 rounds=state.get("round", 0),
                 retrieved=[h.pmid for h in hits],
                 timings=state.get("timings", []),
-                models=self.models(),
+                models=self.models(llm=state["mode"] == "generate"),
                 notes=notes,
             ),
         )

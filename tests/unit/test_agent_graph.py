@@ -224,3 +224,9 @@ def test_llm_relevance_judge_vetoes_irrelevant_top_evidence() -> None:
     assert answer.mode == "generate" and answer.sentences
     assert "444" not in answer.cited_pmids
     assert any("vetoed" in note and "0 vetoed" not in note for note in answer.trace.notes)
+
+
+def test_trace_names_the_llm_only_when_one_was_used() -> None:
+    agent, _ = make_agent("Metformin reduced body weight in adults with type 2 diabetes [1].")
+    assert "llm" not in agent.ask(QUESTION, mode="extractive").trace.models
+    assert agent.ask(QUESTION, mode="generate").trace.models["llm"] == "llamacpp:qwen1.5b"
