@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
             docs = retriever.index.docs.get_many(order[: cfg.rerank_k])
             reranked.append(rerank_order(reranker, q.question, order, docs, cfg.rerank_k)[0])
         seconds_rerank = time.perf_counter() - started
-        rows[f"reranked ({reranker.name.split('/')[-1]}, top {cfg.rerank_k})"] = metrics(validation, reranked)
+        rows[f"reranked ({reranker.name}, top {cfg.rerank_k})"] = metrics(validation, reranked)
 
     print()
     print(f"{'stage':40s} {'recall@1':>9s} {'recall@10':>10s} {'MRR':>7s}")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from biocite.errors import ModelError
 
 ARTIFACT_VERSION = 1

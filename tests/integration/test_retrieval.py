@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+
 from biocite.errors import BiociteError
 from biocite.heads import PairClassifier
 from biocite.index.build import build_index, open_index
 from biocite.index.hybrid import Retriever, clear_retriever_cache, open_retriever
 from biocite.index.rerank import KIND, LABELS, CrossEncoderReranker, document_text
 from biocite.settings import load_settings
-
 from tests.conftest import DATA, write_jsonl
 
 pytestmark = pytest.mark.slow  # builds a real index and trains a (tiny) head: ~30-60 s on 2 busy cores

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+
 from biocite.index.hybrid import IdfTable, best_sentence, minmax, rrf_fuse, weighted_fuse
 from biocite.index.rerank import Question, RankMetrics, rank_of, split_questions
 from biocite.records import Sentence

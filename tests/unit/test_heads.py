@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from biocite.errors import ModelError
 from biocite.heads import PairClassifier, data_fingerprint
 
@@ -25,13 +26,23 @@ NEGATIVE = [
 ]
 
 
-@pytest.fixture(scope="module")
-def trained() -> PairClassifier:
+def train_toy() -> PairClassifier:
     pairs = [(QUERY, t) for t in POSITIVE + NEGATIVE] * 2
     labels = (["yes"] * 4 + ["no"] * 4) * 2
     return PairClassifier.train(
         pairs, labels, label_set=["no", "yes"], epochs=4, batch_size=8, lr=1e-4, max_length=64, progress=False
     )
+
+
+@pytest.fixture(scope="module")
+def trained() -> PairClassifier:
+    return train_toy()
+
+
+@pytest.mark.slow
+def test_retraining_is_deterministic(trained: PairClassifier) -> None:
+    pairs = [(QUERY, t) for t in POSITIVE + NEGATIVE]
+    np.testing.assert_allclose(train_toy().predict_proba(pairs), trained.predict_proba(pairs), atol=1e-6)
 
 
 def test_learns_toy_set(trained: PairClassifier) -> None:
