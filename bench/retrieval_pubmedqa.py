@@ -20,7 +20,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from biocite.index.hybrid import Ranked, rrf_fuse, weighted_fuse  # noqa: E402
+from biocite.index.hybrid import Ranked, minmax, rrf_fuse, weighted_fuse  # noqa: E402
 from biocite.index.rerank import (  # noqa: E402
     Question,
     RankMetrics,
@@ -46,10 +46,34 @@ def stage_lists(
     return out
 
 
-def fuse(bm25: Ranked, dense: Ranked, fusion: str, param: float) -> list[str]:
+def fuse_scored(bm25: Ranked, dense: Ranked, fusion: str, param: float) -> Ranked:
     if fusion == "rrf":
-        return [p for p, _ in rrf_fuse([[p for p, _ in bm25], [p for p, _ in dense]], k=int(param))]
-    return [p for p, _ in weighted_fuse(bm25, dense, dense_weight=param)]
+        return rrf_fuse([[p for p, _ in bm25], [p for p, _ in dense]], k=int(param))
+    return weighted_fuse(bm25, dense, dense_weight=param)
+
+
+def fuse(bm25: Ranked, dense: Ranked, fusion: str, param: float) -> list[str]:
+    return [p for p, _ in fuse_scored(bm25, dense, fusion, param)]
+
+
+def head_scores(
+    reranker, retriever, questions, fused: Sequence[Ranked], rerank_k: int
+) -> list[dict[str, float]]:
+    out = []
+    for q, ranked in zip(questions, fused, strict=True):
+        order = [p for p, _ in ranked]
+        docs = retriever.index.docs.get_many(order[:rerank_k])
+        out.append(rerank_order(reranker, q.question, order, docs, rerank_k)[1])
+    return out
+
+
+def blend(ranked: Ranked, rerank: dict[str, float], alpha: float) -> list[str]:
+    """alpha * reranker score + (1 - alpha) * min-max fused score on the reranked head; the tail follows."""
+    head = [(p, s) for p, s in ranked if p in rerank]
+    fused = minmax(head)
+    scored = {p: alpha * rerank[p] + (1 - alpha) * fused[p] for p, _ in head}
+    order = sorted(scored, key=lambda p: -scored[p])
+    return order + [p for p, _ in ranked if p not in rerank]
 
 
 def metrics(questions: Sequence[Question], orders: Sequence[Sequence[str]]) -> RankMetrics:
@@ -73,6 +97,26 @@ def tune_fusion(questions, lists) -> tuple[str, float, RankMetrics]:
     return best[1], best[2], best[3]
 
 
+def tune_blend(settings, retriever, reranker, fusion: str, param: float) -> float:
+    cfg = settings.index
+    train = train_questions(settings)
+    print(f"tuning the reranker/fused blend on {len(train)} TRAIN questions (the head was trained on them)")
+    scored = [
+        fuse_scored(b, d, fusion, param) for b, d in stage_lists(retriever, train, cfg.bm25_k, cfg.dense_k)
+    ]
+    heads = head_scores(reranker, retriever, train, scored, cfg.rerank_k)
+    best = (-1.0, 1.0)
+    for alpha in [i / 10 for i in range(11)]:
+        m = metrics(train, [blend(r, h, alpha) for r, h in zip(scored, heads, strict=True)])
+        print(
+            f"  train  alpha {alpha:.1f}: R@1 {m.recall_at_1:.3f}  R@10 {m.recall_at_10:.3f}  MRR {m.mrr:.3f}"
+        )
+        if m.mrr > best[0] + 1e-12:
+            best = (m.mrr, alpha)
+    print(f"  chosen: alpha {best[1]:g}")
+    return best[1]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -82,6 +126,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tune", action="store_true", help="choose the fusion on the TRAIN split")
     parser.add_argument("--limit", type=int, default=0, help="first N validation questions only")
     parser.add_argument("--no-rerank", action="store_true")
+    parser.add_argument(
+        "--blend", action="store_true", help="also blend reranker and fused scores, weight tuned on TRAIN"
+    )
     args = parser.parse_args(argv)
 
     settings = load_settings(args.preset, args.overrides)
@@ -122,6 +169,12 @@ def main(argv: list[str] | None = None) -> None:
             reranked.append(rerank_order(reranker, q.question, order, docs, cfg.rerank_k)[0])
         seconds_rerank = time.perf_counter() - started
         rows[f"reranked ({reranker.name}, top {cfg.rerank_k})"] = metrics(validation, reranked)
+        if args.blend:
+            alpha = tune_blend(settings, retriever, reranker, fusion, param)
+            scored = [fuse_scored(b, d, fusion, param) for b, d in lists]
+            heads = head_scores(reranker, retriever, validation, scored, cfg.rerank_k)
+            blended = [blend(r, h, alpha) for r, h in zip(scored, heads, strict=True)]
+            rows[f"blend ({alpha:g} rerank + fused)"] = metrics(validation, blended)
 
     print()
     print(f"{'stage':40s} {'recall@1':>9s} {'recall@10':>10s} {'MRR':>7s}")
