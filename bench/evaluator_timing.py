@@ -59,17 +59,19 @@ def main() -> None:
     ap.add_argument("run", nargs="?", type=Path)
     ap.add_argument("--out", type=Path, default=Path("/tmp/evaluator-timing"))
     ap.add_argument("--metrics", default="completeness,correctness,citation")
+    ap.add_argument("--keep-cache", action="store_true", help="start from the existing judge cache")
     ap.add_argument("--preset", default=None)
     ap.add_argument("--set", action="append", default=[])
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     cache_dir = args.out / "cache"
-    shutil.rmtree(cache_dir, ignore_errors=True)
+    if not args.keep_cache:
+        shutil.rmtree(cache_dir, ignore_errors=True)
     settings = load_settings(args.preset, [*args.set, f"evaluator.cache_dir={cache_dir}"])
     run = args.run or retrieval_run(settings, args.out / "retrieval_run.json")
     metrics = parse_metrics(args.metrics)
     timings = []
-    for label in ("cold", "warm"):
+    for label in ("first", "second") if args.keep_cache else ("cold", "warm"):
         started = time.perf_counter()
         doc = evaluate_run_file(settings, run, args.out / label, metrics=metrics, progress=False)
         timings.append((label, time.perf_counter() - started, doc))

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 from biocite.evaluator.kqa import KQAQuestion, NLILabel, load_nli_labels, load_questions, split_of
 from biocite.evaluator.nuggets import (
     MatchModel,
@@ -145,6 +146,7 @@ def calibrate_nuggets(
     nli: Sequence[NLILabel] | None = None,
 ) -> MatchModel:
     import optuna
+
     from biocite.heads import data_fingerprint
 
     questions = list(questions if questions is not None else load_questions())

@@ -16,16 +16,18 @@ never scored as 0; abstentions are their own outcome and never scored as empty a
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from biocite.evaluator.judges import UNDETERMINED, Judge
+from pydantic import BaseModel, Field
+
+from biocite.evaluator.judges import UNDETERMINED, Judge, JudgeCache
 from biocite.evaluator.nuggets import MatchModel, NuggetResult, clause_nuggets, score_nuggets
 from biocite.evaluator.runs import Run, RunEntry
 from biocite.evaluator.sources import AbstractSource, doc_sentences, windows
-from pydantic import BaseModel, Field
 
 ALL_METRICS = ("completeness", "correctness", "citation", "nuggets")
 SCORE_NAMES = (
@@ -90,6 +92,8 @@ class Evaluator:
         retrieve: Retrieve | None = None,
         max_windows: int | None = None,
         uncited_per_sentence: int = 2,
+        cache: JudgeCache | None = None,
+        embed_name: str = "embed",
     ) -> None:
         unknown = set(metrics) - set(ALL_METRICS)
         if unknown:
@@ -105,6 +109,8 @@ class Evaluator:
         self.retrieve = retrieve
         self.max_windows = max_windows
         self.uncited_per_sentence = uncited_per_sentence
+        self.cache = cache
+        self.embed_name = f"embed:{embed_name}"
         self.timings: dict[str, float] = {}
 
     # --- one question ---------------------------------------------------------------------------------
@@ -171,6 +177,37 @@ class Evaluator:
         n = self.uncited_per_sentence
         if len(pool) <= n or self.embed is None:
             return [[q for q in pool if q not in c][:n] for c in cited]
+        # The selection is cached like a judge call, so a re-run needs no embeddings.
+        key = None
+        if self.cache is not None:
+            payload = [json.dumps([sentences, cited, pool, [doc_windows[q] for q in pool], n])]
+            key = self.cache.key(self.embed_name, "uncited-v1", "uncited_candidates", payload)
+            hit = self.cache.get(key)
+            if hit:
+                return [list(x) for x in json.loads(hit["raw"])]
+        out = self._rank_uncited(sentences, cited, pool, doc_windows, n)
+        if key is not None and self.cache is not None:
+            self.cache.put(
+                key,
+                {
+                    "model": self.embed_name,
+                    "prompt_version": "uncited-v1",
+                    "task": "uncited_candidates",
+                    "raw": json.dumps(out),
+                    "label": "ok",
+                },
+            )
+        return out
+
+    def _rank_uncited(
+        self,
+        sentences: list[str],
+        cited: list[list[str]],
+        pool: list[str],
+        doc_windows: dict[str, list[str]],
+        n: int,
+    ) -> list[list[str]]:
+        assert self.embed is not None
         texts = [w for q in pool for w in doc_windows[q]]
         owner = np.array([k for k, q in enumerate(pool) for _ in doc_windows[q]])
         vecs = self.embed([*sentences, *texts])

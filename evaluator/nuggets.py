@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from biocite.errors import ModelError
 from pydantic import BaseModel, Field
+
+from biocite.errors import ModelError
 
 ARTIFACT_KIND = "biocite.nugget_matcher"
 ARTIFACT_VERSION = 1

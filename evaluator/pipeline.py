@@ -96,8 +96,9 @@ def _judge(settings: Settings, task: str, cache: JudgeCache, kind: str) -> Any:
 
 
 def _llm_nuggetizer(settings: Settings, cache: JudgeCache) -> Any:
-    from biocite.agent.llm import make_chat_model
     from langchain_core.messages import HumanMessage
+
+    from biocite.agent.llm import make_chat_model
 
     chat = make_chat_model(settings)
     name = f"llm:{settings.llm.model}"
@@ -180,6 +181,8 @@ def build_evaluator(
         nuggetize=nuggetize,
         retrieve=retrieve,
         max_windows=ev.llm_windows if kind == "llm" else None,
+        cache=cache,
+        embed_name=ev.nugget_model,
     )
     return evaluator, info
 
@@ -233,7 +236,7 @@ def metrics_document(
     seconds: float,
 ) -> dict[str, Any]:
     ev = settings.evaluator
-    cache = getattr(evaluator.support_judge or evaluator.completeness_judge, "cache", None)
+    cache = evaluator.cache
     return {
         "run": {"name": run.run_name, "path": run.path, "format": run.format},
         "settings": {

@@ -22,11 +22,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
 from biocite.errors import InputError
 from biocite.evaluator.nuggets import split_sentences
 from biocite.records import Answer, AnswerSentence, Citation
 from biocite.settings import DATA_DIR
-from pydantic import BaseModel, ValidationError
 
 _INLINE = re.compile(r"\[\s*((?:PMID:?\s*)?\d{1,9}(?:\s*[,;]\s*(?:PMID:?\s*)?\d{1,9})*)\s*\]")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+
 from biocite.evaluator.evaluate import Evaluator, bootstrap_ci, compare, summarise
 from biocite.evaluator.judges import SUPPORT_LABELS, UNDETERMINED, Verdict
 from biocite.evaluator.runs import Run, RunEntry
@@ -172,5 +173,30 @@ def test_uncited_candidates_are_the_most_similar() -> None:
 
     ev = Evaluator(metrics=["correctness"], embed=embed, uncited_per_sentence=1)
     doc_windows = {"a": ["cats purr"], "b": ["zinc shortens colds"], "c": ["aspirin lowers fever"]}
-    out = ev._uncited_candidates(["Zinc helps.", "Aspirin and zinc help."], [[], ["c"]], ["a", "b", "c"], doc_windows)
+    out = ev._uncited_candidates(
+        ["Zinc helps.", "Aspirin and zinc help."], [[], ["c"]], ["a", "b", "c"], doc_windows
+    )
     assert out == [["b"], ["b"]]  # sentence 2 already cites c, so its best uncited candidate is b
+
+
+def test_uncited_selection_is_cached(tmp_path) -> None:
+    import numpy as np
+
+    from biocite.evaluator.judges import JudgeCache
+
+    calls = []
+
+    def embed(texts):
+        calls.append(len(texts))
+        v = np.array([[float("zinc" in t.lower()), float("cats" in t.lower()), 1e-3] for t in texts])
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    doc_windows = {"a": ["cats purr"], "b": ["zinc shortens colds"], "c": ["dogs bark"]}
+    args = (["Zinc helps."], [[]], ["a", "b", "c"], doc_windows)
+    first = Evaluator(
+        metrics=["correctness"], embed=embed, uncited_per_sentence=1, cache=JudgeCache(tmp_path / "c.jsonl")
+    )._uncited_candidates(*args)
+    again = Evaluator(
+        metrics=["correctness"], embed=embed, uncited_per_sentence=1, cache=JudgeCache(tmp_path / "c.jsonl")
+    )._uncited_candidates(*args)
+    assert first == again == [["b"]] and len(calls) == 1
