@@ -100,6 +100,16 @@ def head_report(settings, task: str, seed: int) -> dict:
     return dict(head.meta["metrics"])
 
 
+def same_sample(settings, task: str, pairs, labels) -> tuple:
+    """The head on the LLM's sample, for a like-for-like row."""
+    from biocite.heads import PairClassifier
+
+    head = PairClassifier.load(head_path(settings, task))
+    space = COMPLETENESS_HEAD_LABELS if task == "completeness" else SUPPORT_LABELS
+    m = macro_report(labels, head.predict(pairs), space)
+    return m["n"], m["macro_f1"], m["accuracy"], 0, None, m["per_label_f1"]
+
+
 def llm_report(settings, task: str, pairs, labels, label_space) -> tuple[dict, int, float]:
     from biocite.agent.llm import make_chat_model
 
@@ -144,6 +154,7 @@ def main() -> None:
         _, test_q = kqa_split(seed)
         cx, cy = completeness_pairs(test_q, seed + 1)
         cx, cy = stratified(cx, cy, args.llm_sample, seed)
+        rows.append(("completeness", "head (sample)", *same_sample(settings, "completeness", cx, cy)))
         m, und, sec = llm_report(settings, "completeness", cx, cy, COMPLETENESS_LABELS)
         rows.append(
             (
@@ -159,6 +170,7 @@ def main() -> None:
         )
         sx, sy = citation_pairs("dev", seed + 1)
         sx, sy = stratified(sx, sy, args.llm_sample, seed)
+        rows.append(("citation", "head (sample)", *same_sample(settings, "citation", sx, sy)))
         m, und, sec = llm_report(settings, "citation", sx, sy, SUPPORT_LABELS)
         rows.append(
             (
