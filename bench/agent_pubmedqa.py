@@ -78,7 +78,35 @@ def verifier_counts(answer: Answer) -> tuple[int, int]:
     return 0, 0
 
 
-def citation_judge(settings: Settings):  # noqa: ANN201 - an evaluator judge or None
+class LLMSupportJudge:
+    """A second opinion from another LLM (e.g. qwen0.5b): P(yes) of the agent's support prompt >= 0.5."""
+
+    def __init__(self, settings: Settings, model: str) -> None:
+        from biocite.agent.llm import make_chat_model
+
+        other = settings.model_copy(deep=True)
+        other.llm.model = model
+        self.model = make_chat_model(other)
+        self.name = f"llm:{model}"
+
+    def judge(self, pairs):  # noqa: ANN001, ANN201 - the evaluator's Judge shape
+        from types import SimpleNamespace
+
+        from biocite.agent.llm import yes_probability
+        from biocite.agent.prompting import load_prompt
+
+        prompt = load_prompt("support")
+        out = []
+        for evidence, statement in pairs:
+            p = yes_probability(self.model, prompt.messages(evidence=evidence, statement=statement))
+            label = "undetermined" if p is None else ("Supports" if p >= 0.5 else "Not supported")
+            out.append(SimpleNamespace(label=label))
+        return out
+
+
+def citation_judge(settings: Settings, llm_model: str | None = None):  # noqa: ANN201 - a judge or None
+    if llm_model:
+        return LLMSupportJudge(settings, llm_model)
     try:
         from biocite.evaluator.judges import JudgeCache
         from biocite.evaluator.pipeline import _judge
@@ -139,11 +167,24 @@ def report(name: str, results: list[tuple[Answer, float]], sources: list[str] | 
         for c in s.citations
     ]
     if judge is not None and pairs:
-        verdicts = judge.judge(pairs)
-        labels = [v.label for v in verdicts]
+        labels = [v.label for v in judge.judge(pairs)]
         figures["independent_support_share"] = round(labels.count("Supports") / len(labels), 3)
         figures["independent_pairs"] = len(labels)
         figures["independent_undetermined"] = labels.count("undetermined")
+        # Negative control: each sentence against the evidence cited in ANOTHER answer. A judge that is
+        # worth its figure says "Supports" far less often here; if not, the figure above means little.
+        answer_of = [i for i, a in enumerate(answered) for s in a.sentences for _ in s.citations]
+        half = len(pairs) // 2
+        shifted = [
+            (pairs[(k + half) % len(pairs)][0], text)
+            for k, (_, text) in enumerate(pairs)
+            if answer_of[(k + half) % len(pairs)] != answer_of[k]
+        ]
+        if shifted:
+            control = [v.label for v in judge.judge(shifted)]
+            figures["control_support_share_mismatched_pairs"] = round(
+                control.count("Supports") / len(control), 3
+            )
     sentences = [s for a in answered for s in a.sentences]
     figures["sentences_per_answer"] = round(len(sentences) / len(answered), 2) if answered else 0
     print(f"\n== {name}")
@@ -163,10 +204,10 @@ def records(results: list[tuple[Answer, float]], sources: list[str] | None) -> l
     ]
 
 
-def rereport(path: Path, settings: Settings) -> None:
+def rereport(path: Path, settings: Settings, llm_model: str | None = None) -> None:
     """Figures from a saved run (e.g. once the evaluator's citation head is trained)."""
     saved = json.loads(path.read_text())
-    judge = citation_judge(settings)
+    judge = citation_judge(settings, llm_model)
     for key, rows in saved["records"].items():
         if rows and "answer" not in rows[0]:  # the first format: bare answers, time = sum of node times
             rows = [{"answer": r, "seconds": sum(t["seconds"] for t in r["trace"]["timings"])} for r in rows]
@@ -190,10 +231,13 @@ def main() -> None:
     parser.add_argument("--no-unanswerable", action="store_true")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--records", type=Path, default=None, help="Re-report a saved --out file, no runs.")
+    parser.add_argument(
+        "--judge-llm", default=None, help="With --records: second-opinion LLM, e.g. qwen0.5b."
+    )
     args = parser.parse_args()
     settings = load_settings(args.preset, args.overrides)
     if args.records:
-        return rereport(args.records, settings)
+        return rereport(args.records, settings, args.judge_llm)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     agent = Agent(settings)
 
