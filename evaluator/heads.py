@@ -152,6 +152,14 @@ def macro_report(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]
     }
 
 
+# Measured here (CitInt dev macro-F1): 1 epoch, lr 3e-5, no resampling -> 0.152 (always "Supports");
+# 1 epoch, lr 8e-5, 160 tokens, 450 per label -> 0.274. Completeness: 2 epochs, lr 3e-5 -> 0.511.
+RECIPES: dict[str, dict[str, Any]] = {
+    "completeness": {"epochs": 2, "lr": 3e-5, "max_length": 128, "per_label": None},
+    "citation": {"epochs": 1, "lr": 8e-5, "max_length": 160, "per_label": 450},
+}
+
+
 def balance(
     pairs: list[tuple[str, str]], labels: list[str], target: int, seed: int
 ) -> tuple[list[tuple[str, str]], list[str]]:
@@ -175,15 +183,20 @@ def train_head(
     folder: Path,
     *,
     seed: int = 13,
-    epochs: int = 1,
+    epochs: int | None = None,
     batch_size: int = 16,
-    lr: float = 3e-5,
+    lr: float | None = None,
     max_length: int | None = None,
     per_label: int | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Train, score on the held-out split, save with metrics. Returns the saved meta. `per_label`
-    resamples the training pairs to that many per label (see `balance`)."""
+    """Train, score on the held-out split, save with metrics. Returns the saved meta. Unset options come
+    from `RECIPES`; `per_label` resamples the training pairs to that many per label (see `balance`)."""
+    recipe = RECIPES[task] if task in RECIPES else {}
+    epochs = epochs or recipe.get("epochs", 1)
+    lr = lr or recipe.get("lr", 3e-5)
+    max_length = max_length or recipe.get("max_length")
+    per_label = per_label or recipe.get("per_label")
     from biocite.heads import PairClassifier, data_fingerprint
 
     if task == "completeness":
