@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from biocite.evaluator.evaluate import CitationResult, QuestionResult, SentenceResult, summarise
 from biocite.evaluator.report import write_report
 from biocite.settings import REPO_ROOT

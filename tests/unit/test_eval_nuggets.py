@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from biocite.evaluator.calibrate import Scores, choose_from_front
 from biocite.evaluator.nuggets import (
     MatchModel,

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from biocite.errors import InputError
 from biocite.evaluator.pipeline import load_gold, parse_metrics
 from biocite.evaluator.runs import load_run, parse_inline_citations
