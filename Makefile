@@ -25,8 +25,7 @@ $(VENV)/.installed: pyproject.toml
 demo: setup
 	$(BIN)/biocite models install
 	$(BIN)/biocite index build
-	$(BIN)/biocite train reranker --if-missing
-	$(BIN)/biocite search "$(QUESTION)" -k 5
+	$(BIN)/biocite ask "$(QUESTION)"
 
 test: setup
 	$(BIN)/biocite models install smollm2

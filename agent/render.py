@@ -49,7 +49,7 @@ def render_references(console: Console, answer: Answer) -> None:
     for reference in answer.references:
         year = f" ({reference.year})" if reference.year else ""
         console.print(
-            f"[cyan][{refs[reference.pmid]}][/cyan] PMID {reference.pmid}{year} {escape(reference.title)}\n"
+            f"[cyan][{refs[reference.pmid]}][/cyan] PMID {reference.pmid}{year} {escape(reference.display_title)}\n"
             f"    [link={reference.url}]{reference.url}[/link]"
         )
 

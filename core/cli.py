@@ -171,7 +171,7 @@ def search(
         console.print_json(json.dumps([h.model_dump() for h in hits]))
         return
     for hit in hits:
-        console.print(f"[bold]{hit.rank:>2}. PMID {hit.pmid}[/bold]  score {hit.score:.3f}  {hit.title}")
+        console.print(f"[bold]{hit.rank:>2}. PMID {hit.pmid}[/bold]  score {hit.score:.3f}  {hit.display_title}")
         if hit.best_sentence:
             console.print(f"    [dim]» {hit.best_sentence.text}[/dim]")
 

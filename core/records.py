@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+# About a quarter of the shipped JSONL abstracts (PubMedQA's sources) come without a title.
+UNTITLED = "(no title in the corpus)"
+
 
 class Section(BaseModel):
     """A labelled part of a structured abstract (BACKGROUND, METHODS, ...)."""
@@ -59,6 +62,10 @@ class SearchHit(BaseModel):
     stage_scores: dict[str, float] = Field(default_factory=dict)
     best_sentence: Sentence | None = None
 
+    @property
+    def display_title(self) -> str:
+        return self.title or UNTITLED
+
 
 # --- answers -----------------------------------------------------------------------------------------
 
@@ -103,6 +110,10 @@ class Reference(BaseModel):
     @property
     def url(self) -> str:
         return f"https://pubmed.ncbi.nlm.nih.gov/{self.pmid}/"
+
+    @property
+    def display_title(self) -> str:
+        return self.title or UNTITLED
 
 
 class NodeTiming(BaseModel):
