@@ -48,6 +48,19 @@ def _load(path: str) -> SentenceTransformer:
     return SentenceTransformer(path, device="cpu")
 
 
+def cpu_has_native_bf16() -> bool:
+    """True where the CPU computes bf16 in hardware (emulated bf16 is slower than fp32)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def use_bf16(precision: str) -> bool:
+    return precision == "bf16" or (precision == "auto" and cpu_has_native_bf16())
+
+
 class Embedder:
     """L2-normalised float32 embeddings, so a dot product is a cosine. Models load once per process."""
 
@@ -56,22 +69,26 @@ class Embedder:
         self.path = embedding_model_path(model, settings)
         self.model = _load(str(self.path))
         self.dim = int(self.model.get_embedding_dimension() or 0)
+        self.bf16 = use_bf16(settings.index.embed_precision if settings else "auto")
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Embedder:
         return cls(settings.index.dense_model, settings)
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        import torch
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model.encode(
-            list(texts),
-            batch_size=batch_size,
-            show_progress_bar=progress,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-        )
-        return np.asarray(vectors, dtype=np.float32)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            vectors = self.model.encode(
+                list(texts),
+                batch_size=batch_size,
+                show_progress_bar=progress,
+                convert_to_tensor=True,
+                normalize_embeddings=True,
+            )
+        return vectors.float().numpy()
 
 
 FaissKind = Literal["flat", "hnsw"]

@@ -119,3 +119,15 @@ def document_text_of(row: dict) -> str:
     from biocite.records import Document
 
     return document_text(Document(pmid=row["pmid"], title=row["title"], abstract=row["abstract"]))
+
+
+def test_bf16_embeddings_agree_with_fp32(corpus_rows: list[dict]) -> None:
+    from biocite.index.dense import Embedder
+
+    texts = [f"{r['title']}\n{r['abstract']}" for r in corpus_rows[:8]]
+    fp32 = Embedder("minilm", load_settings(overrides=["index.embed_precision=fp32"]))
+    bf16 = Embedder("minilm", load_settings(overrides=["index.embed_precision=bf16"]))
+    assert not fp32.bf16 and bf16.bf16
+    a, b = fp32.encode(texts), bf16.encode(texts)
+    assert a.dtype == b.dtype == "float32"
+    assert float((a * b).sum(axis=1).min()) > 0.999
