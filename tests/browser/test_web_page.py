@@ -41,7 +41,9 @@ CHROMIUM_ARGS = [
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="no Chromium binary installed (Debian: apt-get install chromium)"
 )
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
+)
 
 XSS_PMID = "3003"
 XSS_TITLE = "Zinc <b>lozenges</b> and the common cold <script>window.__xss = 1</script>"
@@ -264,7 +266,9 @@ def test_answer_sentences_carry_numbered_markers_and_a_pubmed_reference_list(pag
         link = item.locator("a")
         assert link.get_attribute("href") == f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
         assert link.inner_text() == f"PMID {pmid}"
-    assert [int(t.strip("[]")) for t in items.locator(".ref-num").all_inner_texts()] == list(range(1, len(numbers) + 1))
+    assert [int(t.strip("[]")) for t in items.locator(".ref-num").all_inner_texts()] == list(
+        range(1, len(numbers) + 1)
+    )
 
 
 def test_hovering_a_sentence_shows_its_evidence_highlighted_in_the_abstract(page) -> None:
@@ -293,7 +297,10 @@ def test_hovering_a_sentence_shows_its_evidence_highlighted_in_the_abstract(page
             phrases = sorted({(p["start"], p["text"]) for e in citation["evidence"] for p in e["phrases"]})
             assert phrases, "the fixture answers are expected to carry contributory phrases"
             assert doc.locator("mark.ev .phrase").all_text_contents() == [text for _, text in phrases]
-            assert doc.locator(".doc-meta a").get_attribute("href") == f"https://pubmed.ncbi.nlm.nih.gov/{citation['pmid']}/"
+            assert (
+                doc.locator(".doc-meta a").get_attribute("href")
+                == f"https://pubmed.ncbi.nlm.nih.gov/{citation['pmid']}/"
+            )
     # keyboard: Tab-focus the second sentence and press Enter
     turn.locator(".sentence").nth(1).focus()
     page.keyboard.press("Enter")
@@ -309,7 +316,9 @@ def test_hovering_a_sentence_shows_its_evidence_highlighted_in_the_abstract(page
 
 def test_markup_and_script_in_the_corpus_render_as_literal_text(page) -> None:
     _, answer = ask(page, ZINC_QUESTION)
-    cited = [i for i, s in enumerate(answer["sentences"]) if any(c["pmid"] == XSS_PMID for c in s["citations"])]
+    cited = [
+        i for i, s in enumerate(answer["sentences"]) if any(c["pmid"] == XSS_PMID for c in s["citations"])
+    ]
     assert cited, "the hostile abstract must be cited for this test to mean anything"
     hostile = next(i for i in cited if XSS_IMG in answer["sentences"][i]["text"])
     turn = page.locator("article.turn").last
