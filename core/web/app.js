@@ -398,11 +398,17 @@
       list.appendChild(el("li", { id: `ref-${turn.id}-${n}`, "data-pmid": pmid },
         el("span", { class: "ref-num" }, `[${n}]`),
         el("span", null,
-          el("span", { class: "ref-title" }, ref.title || "(no title in the corpus)"),
+          el("button", { type: "button", class: "ref-title linklike", "aria-controls": "evidence-panel",
+            title: "Show this abstract and all the evidence the answer takes from it" },
+          ref.title || "(no title in the corpus)"),
           source ? el("span", { class: "ref-source" }, ` ${source}.`) : null,
           " ",
           el("a", { href: pubmedUrl(pmid), target: "_blank", rel: "noopener noreferrer" }, `PMID ${pmid}`))));
     }
+    list.addEventListener("click", (event) => {
+      const button = event.target.closest("button.ref-title");
+      if (button) selectReference(turn, button.closest("li").dataset.pmid);
+    });
     return el("section", { class: "references", "aria-label": "References" },
       el("h3", null, "References"), list);
   }
@@ -452,15 +458,18 @@
     if (state.selected) renderPanel();
   }
 
+  function unmark() {
+    for (const node of document.querySelectorAll(".sentence.selected, .references li.active")) {
+      node.classList.remove("selected", "active");
+      if (node.hasAttribute("aria-pressed")) node.setAttribute("aria-pressed", "false");
+    }
+  }
+
   function select(turn, index) {
     clearTimeout(state.hoverTimer);
-    if (state.selected && state.selected.turn === turn && state.selected.index === index) return;
-    for (const t of state.turns) {
-      for (const s of t.sentenceEls) {
-        s.classList.remove("selected");
-        s.setAttribute("aria-pressed", "false");
-      }
-    }
+    const now = state.selected;
+    if (now && now.turn === turn && now.index === index) return;
+    unmark();
     const span = turn.sentenceEls[index];
     span.classList.add("selected");
     span.setAttribute("aria-pressed", "true");
@@ -470,11 +479,31 @@
     if (pmids.some((p) => !state.docs.has(p))) loadDocuments(pmids);
   }
 
+  // A reference: its abstract with the evidence of every answer sentence citing it.
+  function selectReference(turn, pmid) {
+    clearTimeout(state.hoverTimer);
+    unmark();
+    const citing = [];
+    turn.answer.sentences.forEach((sentence, index) => {
+      if ((sentence.citations || []).some((c) => c.pmid === pmid)) citing.push(index);
+    });
+    citing.forEach((index) => turn.sentenceEls[index].classList.add("selected"));
+    const item = turn.reply.querySelector(`.references li[data-pmid="${CSS.escape(pmid)}"]`);
+    if (item) item.classList.add("active");
+    state.selected = { turn, pmid, citing };
+    renderPanel();
+    if (!state.docs.has(pmid)) loadDocuments([pmid]);
+  }
+
   function renderPanel() {
     const body = ui.panelBody;
     clear(body);
     if (!state.selected) {
       body.appendChild(el("p", { class: "muted panel-placeholder" }, "Select an answer sentence to see the abstracts it cites."));
+      return;
+    }
+    if (state.selected.pmid) {
+      renderReferencePanel(body, state.selected);
       return;
     }
     const { turn, index } = state.selected;
@@ -487,6 +516,25 @@
     const citations = sentence.citations || [];
     if (!citations.length) body.appendChild(el("p", { class: "muted" }, "This sentence cites no abstract."));
     for (const citation of citations) body.appendChild(renderDocument(turn, citation));
+    const first = body.querySelector("mark.ev");
+    if (first) body.scrollTop = Math.max(0, first.offsetTop - body.offsetTop - 80);
+  }
+
+  function renderReferencePanel(body, { turn, pmid, citing }) {
+    const numbers = citing.map((i) => i + 1).join(", ");
+    body.appendChild(el("blockquote", { class: "selected-sentence", "data-turn": turn.id, "data-pmid": pmid },
+      el("span", { class: "label" }, `Answer ${turn.id}, reference [${turn.numbers.get(pmid)}]`),
+      `Cited by sentence${citing.length === 1 ? "" : "s"} ${numbers}`));
+    const evidence = [];
+    for (const index of citing) {
+      for (const citation of turn.answer.sentences[index].citations || []) {
+        if (citation.pmid !== pmid) continue;
+        for (const e of citation.evidence || []) {
+          if (!evidence.some((x) => x.span.start === e.span.start && x.span.end === e.span.end)) evidence.push(e);
+        }
+      }
+    }
+    body.appendChild(renderDocument(turn, { pmid, evidence }));
     const first = body.querySelector("mark.ev");
     if (first) body.scrollTop = Math.max(0, first.offsetTop - body.offsetTop - 80);
   }

@@ -380,3 +380,58 @@ def test_a_rejected_question_reads_as_a_message(page) -> None:
     error.wait_for()
     assert error.inner_text().startswith("The question was not accepted:")
     assert page.locator("#ask-button").is_enabled()
+
+
+def test_streamed_tokens_errors_and_the_api_token_read_as_messages(page) -> None:
+    """Responses the fixture server does not produce on demand (a busy queue, a token, a failure after some
+    streamed tokens) come from Playwright's request interception; the page's parsing and rendering are real."""
+    seen: list[dict[str, str]] = []
+    replies = [
+        {"status": 429, "headers": {"Retry-After": "7"}, "body": json.dumps({"detail": "queue full"})},
+        {"status": 401, "body": json.dumps({"detail": "missing or wrong bearer token"})},
+        {
+            "status": 200,
+            "headers": {"Content-Type": "text/event-stream"},
+            # CRLF line ends, a keep-alive comment and a two-line data field, as SSE allows
+            "body": 'event: start\r\ndata: {"node": "generate"}\r\n\r\n: ping\r\n\r\n'
+            'event: token\r\ndata: {"text": "Aspirin <b>lowers</b>"}\r\n\r\n'
+            'event: token\r\ndata: {"text": " risk"}\r\n\r\n'
+            'event: error\r\ndata: {"detail":\r\ndata: "the model server <went> away"}\r\n\r\n',
+        },
+    ]
+
+    def handle(route) -> None:
+        seen.append(route.request.headers)
+        reply = replies[len(seen) - 1]
+        route.fulfill(
+            status=reply["status"],
+            headers=reply.get("headers", {"Content-Type": "application/json"}),
+            body=reply["body"],
+        )
+
+    page.route("**/v1/ask/stream", handle)
+    errors = page.locator("article.turn .error-box")
+    page.fill("#question", "first")
+    page.press("#question", "Enter")
+    errors.nth(0).wait_for()
+    assert errors.nth(0).inner_text() == (
+        "The server is busy with other questions (the queue is full). Please try again in 7 s."
+    )
+    page.fill("#question", "second")
+    page.press("#question", "Enter")
+    errors.nth(1).wait_for()
+    assert "needs an API token" in errors.nth(1).inner_text()
+    errors.nth(1).locator("input").fill("s3cret")
+    errors.nth(1).locator("button").click()
+    assert page.evaluate("() => localStorage.getItem('biocite_token')") == "s3cret"
+
+    # the token stream starts a draft, then the error replaces it; both are plain text
+    with page.expect_request("**/v1/ask/stream"):
+        page.fill("#question", "third")
+        page.press("#question", "Enter")
+    errors.nth(2).wait_for()
+    assert seen[2].get("authorization") == "Bearer s3cret" and "authorization" not in seen[0]
+    assert errors.nth(2).inner_text() == "The answer failed: the model server <went> away"
+    assert page.locator("article.turn .draft").count() == 0
+    assert page.locator("article.turn b").count() == 0
+    assert page.locator("#ask-button").is_enabled()
