@@ -262,8 +262,9 @@
 
   function addToken(turn, text) {
     if (!turn.draft) {
-      turn.draft = el("div", { class: "draft", "aria-label": "Draft answer, not yet verified" });
-      turn.reply.appendChild(turn.draft);
+      turn.draft = el("span");
+      turn.reply.appendChild(el("div", { class: "draft" },
+        el("span", { class: "draft-label" }, "Draft, not yet checked against the evidence"), turn.draft));
     }
     turn.draft.appendChild(document.createTextNode(text));
     scrollConversation();
@@ -273,7 +274,7 @@
     turn.reply.removeAttribute("aria-busy");
     turn.progress.remove();
     if (turn.draft) {
-      turn.draft.remove();
+      turn.draft.parentNode.remove();
       turn.draft = null;
     }
   }

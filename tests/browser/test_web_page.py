@@ -38,9 +38,12 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no Chromium binary installed (Debian: apt-get install chromium)"
-)
+pytestmark = [
+    pytest.mark.slow,  # a real MiniLM index and a browser: ~20 s on 2 busy cores
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="no Chromium binary installed (Debian: apt-get install chromium)"
+    ),
+]
 playwright_api = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
 )
