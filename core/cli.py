@@ -214,6 +214,31 @@ def chat(mode: ModeOpt = None, preset: PresetOpt = None, overrides: SetOpt = Non
     run_chat(_settings(preset, overrides), mode, console)
 
 
+# --- serve (issue 6) ------------------------------------------------------------------------------------
+
+
+@app.command("serve")
+def serve(
+    host: Annotated[Optional[str], typer.Option("--host", help="Bind address (default server.host: 127.0.0.1).")] = None,
+    port: Annotated[Optional[int], typer.Option("--port", min=0, max=65535, help="Port (default server.port: 8000).")] = None,
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+) -> None:
+    """HTTP API (/v1, OpenAPI at /docs) and the web chat page at /; one answer at a time, the rest queue."""
+    import uvicorn
+
+    from biocite.index.store import read_manifest
+    from biocite.server import create_app
+
+    settings = _settings(preset, overrides)
+    read_manifest(settings.index_dir)  # no index: one clear line now, not a traceback at startup
+    host = host or settings.server.host
+    port = settings.server.port if port is None else port
+    if host not in ("127.0.0.1", "localhost", "::1") and not os.environ.get(settings.server.token_env):
+        err_console.print(f"[yellow]warning:[/yellow] serving on {host} without a token (${settings.server.token_env})")
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")  # fmt: skip
+
+
 # --- train --------------------------------------------------------------------------------------------
 
 
@@ -374,6 +399,94 @@ def calibrate_citation_cmd(
 ) -> None:
     """Train the citation-support head on Citation-Integrity train; score on its dev split."""
     _calibrate_head("citation", epochs, preset, overrides, json_out)
+
+
+# --- batch / validate / report (issue 5) -------------------------------------------------------------
+
+
+@app.command("batch")
+def batch_cmd(
+    topics: Annotated[str, typer.Option("--topics", help="biogen2024, biogen2025, pubmedqa or a topics file.")],
+    out: Annotated[Path, typer.Option("--out", help="Run file to write (journal kept next to it).")],
+    mode: ModeOpt = None,
+    run_format: Annotated[
+        Optional[str], typer.Option("--format", help="biogen2024 or biogen2025 (default: from the topics).")
+    ] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Parallel workers (openai backend).")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N topics.")] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Discard the journal of an earlier run.")] = False,
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Answer every topic into an official BioGen run file; rerun the same command to resume."""
+    from biocite.agent.batch import run_batch
+    from biocite.agent.runfiles import FORMATS, load_topics, validate_run
+
+    if run_format is not None and run_format not in FORMATS:
+        raise BiociteError(f"--format must be one of {', '.join(FORMATS)}, not {run_format!r}")
+    settings = _settings(preset, overrides)
+    topic_set = load_topics(topics)
+    summary = run_batch(
+        settings, topic_set, out, mode=mode or settings.agent.mode, fmt=run_format, workers=workers,
+        limit=limit, fresh=fresh, progress=not json_out,
+    )
+    _, problems = validate_run(out)
+    if json_out:
+        console.print_json(json.dumps({**summary.model_dump(), "validation": [p.render(out) for p in problems]}))
+    else:
+        for line in summary.lines():
+            console.print(line, highlight=False)
+        for problem in problems:
+            console.print(problem.render(out), highlight=False)
+    if any(p.severity == "error" for p in problems):
+        raise typer.Exit(2)
+
+
+@app.command("validate")
+def validate_cmd(
+    run: Annotated[Path, typer.Argument(help="BioGen 2024 or 2025 run file.")],
+    topics: Annotated[
+        Optional[str], typer.Option("--topics", help="Also check every topic of this set is answered.")
+    ] = None,
+) -> None:
+    """Check a run file against the BioGen format rules; exit 0 if valid, 2 if not."""
+    from biocite.agent.runfiles import load_topics, validate_run
+
+    ids = [t.topic_id for t in load_topics(topics).topics] if topics else None
+    fmt, problems = validate_run(run, ids)
+    for problem in problems:
+        console.print(problem.render(run), highlight=False)
+    errors = sum(p.severity == "error" for p in problems)
+    console.print(f"{run}: {fmt or 'unknown format'}: " + (f"{errors} error(s)" if errors else "valid"), highlight=False)
+    if errors:
+        raise typer.Exit(2)
+
+
+@app.command("report")
+def report_cmd(
+    run: Annotated[Path, typer.Argument(help="A run written by `biocite batch` (or any run file).")],
+    gold: Annotated[
+        Optional[str], typer.Option("--gold", help="Gold nuggets file, or 'pubmedqa' (long answers).")
+    ] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Folder (default: <run>.report next to it).")] = None,
+    metrics: Annotated[Optional[str], typer.Option("--metrics", help="Comma list (default: all).")] = None,
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Self-evaluation of a batch run: metrics.json + report.html (abstentions and failures counted)."""
+    from biocite.agent.batchreport import headline, report_run
+    from biocite.evaluator.pipeline import parse_metrics
+
+    settings = _settings(preset, overrides)
+    doc, folder = report_run(settings, run, out_dir=out, gold=gold, metrics=parse_metrics(metrics))
+    if json_out:
+        console.print_json(json.dumps({"overall": doc["overall"], "batch": doc.get("batch")}))
+        return
+    for line in headline(doc):
+        console.print(line, highlight=False)
+    console.print(f"wrote {folder / 'metrics.json'} and {folder / 'report.html'}")
 
 
 def main() -> None:

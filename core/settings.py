@@ -109,6 +109,32 @@ class EvaluatorSettings(BaseModel):
     retrieved_k: int = 0  # extra BM25 abstracts per question for correctness / misattribution (0 = trace only)
 
 
+class BatchSettings(BaseModel):
+    """`biocite batch`: the official run header, retries and parallel workers (issue 5)."""
+
+    team_id: str = "biocite"
+    run_name: str | None = None  # default: the run file's name without extension
+    contact_email: str = ""  # the validator warns while it is empty
+    retries: int = Field(default=2, ge=0)  # extra tries of a topic that raised, before it is recorded as failed
+    workers: int = Field(default=4, ge=1)  # OpenAI-compatible endpoints only; the local model uses 1
+
+
+class ServerSettings(BaseModel):
+    """`biocite serve`: the HTTP API (core/server.py). Local models answer one request at a time."""
+
+    host: str = "127.0.0.1"  # loopback unless told otherwise
+    port: int = Field(default=8000, ge=0, le=65535)
+    queue_size: int = Field(default=8, ge=0)  # requests waiting behind the running one; more get 429
+    max_k: int = Field(default=50, ge=1)  # /v1/search k limit (the question limit is agent.max_question_chars)
+    max_pmids: int = Field(default=50, ge=1)  # /v1/documents PMIDs per request
+    search_threads: int = Field(default=2, ge=1)  # concurrent /v1/search and /v1/documents requests
+    max_conversations: int = Field(default=256, ge=1)  # thread_ids kept in chat memory, oldest forgotten first
+    retry_after_s: float = Field(default=5.0, gt=0)  # Retry-After per queued request until one has been timed
+    token_env: str = "BIOCITE_API_TOKEN"  # when this variable is set, /v1 routes need `Bearer <token>`
+    cors_origins: list[str] = Field(default_factory=list)  # CORS is off unless origins are listed
+    preload: bool = True  # load the index at startup rather than on the first request
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="BIOCITE_", env_nested_delimiter="__", extra="forbid")
 
@@ -119,6 +145,8 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     evaluator: EvaluatorSettings = Field(default_factory=EvaluatorSettings)
+    batch: BatchSettings = Field(default_factory=BatchSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @classmethod
     def settings_customise_sources(
