@@ -177,7 +177,7 @@
     const started = performance.now();
     let finished = false;
     try {
-      const response = await fetch("/v1/ask/stream", {
+      const response = await fetch("v1/ask/stream", {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "text/event-stream", ...authHeaders() },
         body: JSON.stringify({ question, mode, thread_id: state.threadId }),
@@ -356,21 +356,18 @@
       const markers = (sentence.citations || []).map((c) =>
         el("sup", { class: "cite", "data-pmid": c.pmid, title: `PMID ${c.pmid}` }, `[${turn.numbers.get(c.pmid)}]`));
       const hasSupport = typeof sentence.support === "number";
-      const label = [`Answer sentence ${index + 1}`,
-        markers.length ? `cites ${markers.map((m) => m.textContent).join(" ")}` : "no citation",
-        hasSupport ? `support ${sentence.support.toFixed(2)}` : null].filter(Boolean).join(", ");
       const span = el("span", {
         class: "sentence" + (hasSupport && sentence.support < 0.7 ? " low-support" : ""),
         tabindex: "0",
         role: "button",
         "aria-pressed": "false",
         "aria-controls": "evidence-panel",
-        "aria-description": label,
         "data-index": index,
         "data-support": hasSupport ? sentence.support : null,
         title: hasSupport ? `Verified support probability ${sentence.support.toFixed(2)}` : null,
       }, sentence.text, markers,
-      hasSupport ? el("span", { class: "support", "aria-hidden": "true" }, supportText(sentence.support)) : null);
+      hasSupport ? el("span", { class: "support" }, el("span", { class: "visually-hidden" }, " support "),
+        supportText(sentence.support)) : null);
       span.addEventListener("click", () => select(turn, index));
       span.addEventListener("keydown", (event) => {
         if (event.key === "Enter" || event.key === " ") {
@@ -441,7 +438,7 @@
     for (let i = 0; i < missing.length; i += MAX_PMIDS_PER_REQUEST) {
       const chunk = missing.slice(i, i + MAX_PMIDS_PER_REQUEST);
       try {
-        const response = await fetch(`/v1/documents?pmids=${chunk.map(encodeURIComponent).join(",")}`,
+        const response = await fetch(`v1/documents?pmids=${chunk.map(encodeURIComponent).join(",")}`,
           { headers: { Accept: "application/json", ...authHeaders() } });
         if (!response.ok) {
           const detail = await errorDetail(response);
@@ -517,8 +514,15 @@
     const citations = sentence.citations || [];
     if (!citations.length) body.appendChild(el("p", { class: "muted" }, "This sentence cites no abstract."));
     for (const citation of citations) body.appendChild(renderDocument(turn, citation));
+    revealFirstMark(body);
+  }
+
+  // Scrolls the panel (not the page) so that the first highlighted evidence is in view.
+  function revealFirstMark(body) {
     const first = body.querySelector("mark.ev");
-    if (first) body.scrollTop = Math.max(0, first.offsetTop - body.offsetTop - 80);
+    if (!first) return;
+    const offset = first.getBoundingClientRect().top - body.getBoundingClientRect().top;
+    if (offset > body.clientHeight - 60) body.scrollTop += offset - 80;
   }
 
   function renderReferencePanel(body, { turn, pmid, citing }) {
@@ -536,8 +540,7 @@
       }
     }
     body.appendChild(renderDocument(turn, { pmid, evidence }));
-    const first = body.querySelector("mark.ev");
-    if (first) body.scrollTop = Math.max(0, first.offsetTop - body.offsetTop - 80);
+    revealFirstMark(body);
   }
 
   function renderDocument(turn, citation) {

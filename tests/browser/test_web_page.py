@@ -258,7 +258,7 @@ def test_answer_sentences_carry_numbered_markers_and_a_pubmed_reference_list(pag
         assert markers == [f"[{numbers[c['pmid']]}]" for c in sentence["citations"]]
         assert shown.get_attribute("tabindex") == "0"
         if sentence["support"] is not None:
-            assert shown.locator(".support").inner_text() == f"{round(sentence['support'] * 100)}%"
+            assert shown.locator(".support").text_content() == f" support {round(sentence['support'] * 100)}%"
     items = turn.locator(".references li")
     assert items.count() == len(numbers)
     titles = {row["pmid"]: row["title"] for row in CORPUS}
