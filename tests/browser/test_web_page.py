@@ -19,6 +19,7 @@ import struct
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -132,20 +133,34 @@ OFF_TOPIC = "What is the best rewarming treatment for frostbite of the fingers?"
 # --- server and browser -------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
+@contextmanager
+def serving(app) -> Iterator[str]:
+    """The app under uvicorn in a background thread on a free loopback port; yields its base URL."""
+    import uvicorn
+
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    import uvicorn
-
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
+    """Settings and an Agent (with chat memory) on a real index of CORPUS."""
     from biocite.agent.graph import Agent, make_checkpointer
     from biocite.index.build import build_index
     from biocite.index.hybrid import clear_retriever_cache
-    from biocite.server import create_app
     from biocite.settings import load_settings
 
     root = tmp_path_factory.mktemp("web")
@@ -154,22 +169,30 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     settings = load_settings("test", [f"home={root / 'home'}", f"index.dir={root / 'index'}"])
     build_index(settings, [corpus], progress=False)
     clear_retriever_cache()
-    token = os.environ.pop(settings.server.token_env, None) if hasattr(settings, "server") else None
-    app = create_app(settings, agent=Agent(settings, checkpointer=make_checkpointer()))
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    yield settings, Agent(settings, checkpointer=make_checkpointer())
     clear_retriever_cache()
+
+
+def make_app(settings, agent, token: str | None):
+    """`create_app` with the API token variable set to `token` (or unset) while the app reads it."""
+    from biocite.server import create_app
+
+    name = settings.server.token_env
+    saved = os.environ.pop(name, None)
     if token is not None:
-        os.environ[settings.server.token_env] = token
+        os.environ[name] = token
+    try:
+        return create_app(settings, agent=agent)
+    finally:
+        os.environ.pop(name, None)
+        if saved is not None:
+            os.environ[name] = saved
+
+
+@pytest.fixture(scope="module")
+def base_url(stack) -> Iterator[str]:
+    with serving(make_app(*stack, token=None)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -180,19 +203,26 @@ def browser() -> Iterator:
         browser.close()
 
 
-@pytest.fixture
-def page(browser, base_url: str) -> Iterator:
+@contextmanager
+def open_page(browser, url: str) -> Iterator:
+    """A fresh browser context on the chat page, extractive mode selected; fails on any JavaScript error."""
     context = browser.new_context(viewport={"width": 1360, "height": 900})
     context.set_default_timeout(30_000)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(base_url + "/")
+    page.goto(url + "/")
     page.locator("body[data-ready=true]").wait_for()
     page.select_option("#mode", "extractive")
     yield page
     context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+@pytest.fixture
+def page(browser, base_url: str) -> Iterator:
+    with open_page(browser, base_url) as page:
+        yield page
 
 
 def sse_events(body: str) -> list[tuple[str, object]]:
@@ -385,13 +415,31 @@ def test_a_rejected_question_reads_as_a_message(page) -> None:
     assert page.locator("#ask-button").is_enabled()
 
 
-def test_streamed_tokens_errors_and_the_api_token_read_as_messages(page) -> None:
-    """Responses the fixture server does not produce on demand (a busy queue, a token, a failure after some
-    streamed tokens) come from Playwright's request interception; the page's parsing and rendering are real."""
-    seen: list[dict[str, str]] = []
+def test_a_server_with_an_api_token_asks_for_it_and_the_page_then_sends_it(browser, stack) -> None:
+    with serving(make_app(*stack, token="s3cret-token")) as url, open_page(browser, url) as page:
+        page.fill("#question", STROKE_QUESTION)
+        with page.expect_response(lambda r: r.url.endswith("/v1/ask/stream")) as info:
+            page.press("#question", "Enter")
+        assert info.value.status == 401
+        error = page.locator("article.turn .error-box")
+        error.wait_for()
+        assert error.inner_text().startswith("This server needs an API token")
+        error.locator("input").fill("s3cret-token")
+        error.locator("button").click()
+        assert page.evaluate("() => localStorage.getItem('biocite_token')") == "s3cret-token"
+        request, answer = ask(page, STROKE_QUESTION)
+        assert not answer["abstained"] and answer["sentences"]
+        # the abstracts come from /v1/documents, which needs the token as well
+        page.locator("article.turn").last.locator(".sentence").first.hover()
+        page.locator("#panel-body article.doc .abstract").first.wait_for()
+        assert page.locator("#panel-body mark.ev").count() >= 1
+
+
+def test_a_busy_queue_and_a_failure_mid_stream_read_as_messages(page) -> None:
+    """A full queue and a failure after some streamed tokens, which the fixture server does not produce on
+    demand, come from Playwright's request interception; the page's parsing and rendering are real."""
     replies = [
         {"status": 429, "headers": {"Retry-After": "7"}, "body": json.dumps({"detail": "queue full"})},
-        {"status": 401, "body": json.dumps({"detail": "missing or wrong bearer token"})},
         {
             "status": 200,
             "headers": {"Content-Type": "text/event-stream"},
@@ -402,10 +450,11 @@ def test_streamed_tokens_errors_and_the_api_token_read_as_messages(page) -> None
             'event: error\r\ndata: {"detail":\r\ndata: "the model server <went> away"}\r\n\r\n',
         },
     ]
+    served: list[int] = []
 
     def handle(route) -> None:
-        seen.append(route.request.headers)
-        reply = replies[len(seen) - 1]
+        reply = replies[len(served)]
+        served.append(reply["status"])
         route.fulfill(
             status=reply["status"],
             headers=reply.get("headers", {"Content-Type": "application/json"}),
@@ -423,18 +472,7 @@ def test_streamed_tokens_errors_and_the_api_token_read_as_messages(page) -> None
     page.fill("#question", "second")
     page.press("#question", "Enter")
     errors.nth(1).wait_for()
-    assert "needs an API token" in errors.nth(1).inner_text()
-    errors.nth(1).locator("input").fill("s3cret")
-    errors.nth(1).locator("button").click()
-    assert page.evaluate("() => localStorage.getItem('biocite_token')") == "s3cret"
-
-    # the token stream starts a draft, then the error replaces it; both are plain text
-    with page.expect_request("**/v1/ask/stream"):
-        page.fill("#question", "third")
-        page.press("#question", "Enter")
-    errors.nth(2).wait_for()
-    assert seen[2].get("authorization") == "Bearer s3cret" and "authorization" not in seen[0]
-    assert errors.nth(2).inner_text() == "The answer failed: the model server <went> away"
-    assert page.locator("article.turn .draft").count() == 0
+    assert errors.nth(1).inner_text() == "The answer failed: the model server <went> away"
+    assert page.locator("article.turn .draft").count() == 0  # the unchecked draft is gone
     assert page.locator("article.turn b").count() == 0
-    assert page.locator("#ask-button").is_enabled()
+    assert page.locator("#ask-button").is_enabled() and served == [429, 200]
