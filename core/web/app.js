@@ -322,7 +322,7 @@
     const meta = turn.reply.querySelector(".reply-meta");
     clear(meta);
     append(meta, el("span", { class: "mode-badge" }, answer.mode || "answer"),
-      ` · ${seconds.toFixed(1)} s`);
+      seconds < 0.1 ? " · under 0.1 s" : ` · ${seconds.toFixed(1)} s`);
     if (answer.abstained) turn.reply.appendChild(renderAbstention(answer));
     if ((answer.sentences || []).length) {
       turn.reply.appendChild(renderSentences(turn, answer));

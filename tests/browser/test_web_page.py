@@ -338,6 +338,8 @@ def test_hovering_a_sentence_shows_its_evidence_highlighted_in_the_abstract(page
     turn.locator(".sentence").nth(1).focus()
     page.keyboard.press("Enter")
     panel.locator(".selected-sentence[data-index='1']").wait_for()
+    page.mouse.move(5, 890)
+    page.wait_for_timeout(300)  # let the highlight transitions finish before the screenshot
 
     artifacts = Path(os.environ.get("BIOCITE_TEST_ARTIFACTS", REPO_ROOT / "build" / "test-artifacts"))
     artifacts.mkdir(parents=True, exist_ok=True)
