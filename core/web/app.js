@@ -365,9 +365,11 @@
         "data-index": index,
         "data-support": hasSupport ? sentence.support : null,
         title: hasSupport ? `Verified support probability ${sentence.support.toFixed(2)}` : null,
-      }, sentence.text, markers,
-      hasSupport ? el("span", { class: "support" }, el("span", { class: "visually-hidden" }, " support "),
-        supportText(sentence.support)) : null);
+      }, sentence.text,
+      // U+2060 WORD JOINER: the markers never wrap onto a line of their own
+      el("span", { class: "cites" }, "\u2060", markers,
+        hasSupport ? el("span", { class: "support" }, el("span", { class: "visually-hidden" }, " support "),
+          supportText(sentence.support)) : null));
       span.addEventListener("click", () => select(turn, index));
       span.addEventListener("keydown", (event) => {
         if (event.key === "Enter" || event.key === " ") {
