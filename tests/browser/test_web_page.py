@@ -5,8 +5,10 @@ uvicorn on a loopback port, extractive mode (no LLM).
 Checked: a cited answer with numbered markers and a PubMed-linked reference list; hovering (and keyboard
 selection of) a sentence shows the cited abstract with exactly the evidence span highlighted and its
 phrases marked; markup and script in a corpus entry render as literal text; a follow-up keeps the thread;
-an abstention shows its reason and queries; a 422 reads as a message. A screenshot is kept in
-build/test-artifacts/ (or $BIOCITE_TEST_ARTIFACTS). Skipped when no Chromium binary is installed.
+an abstention shows its reason and queries; a 422 reads as a message; a token-protected server (401)
+gets the token typed into the page on the next requests; a full queue (429) and an `error` event after
+streamed tokens (both intercepted, the page's handling is real) read as messages. A screenshot is kept in
+build/test-artifacts/web_page.png (or $BIOCITE_TEST_ARTIFACTS). Skipped when no Chromium binary is installed.
 """
 
 from __future__ import annotations
