@@ -186,6 +186,7 @@
       if (!response.ok) {
         const detail = await errorDetail(response);
         showError(turn, httpErrorMessage(response.status, detail, response), response.status === 401);
+        offerAgain(question);
         return;
       }
       if (!response.body) throw new Error("this browser cannot read streamed responses");
@@ -205,12 +206,18 @@
     } catch (err) {
       if (err && err.name === "AbortError") showError(turn, "Stopped.");
       else showError(turn, `Could not reach the server: ${err && err.message ? err.message : err}`);
+      offerAgain(question);
     } finally {
       if (state.controller === controller) {
         state.controller = null;
         setBusy(false);
       }
     }
+  }
+
+  // A request that never reached the agent: the question goes back into the box, ready to resend.
+  function offerAgain(question) {
+    if (!ui.question.value.trim()) ui.question.value = question;
   }
 
   function setBusy(busy) {

@@ -473,6 +473,7 @@ def test_a_busy_queue_and_a_failure_mid_stream_read_as_messages(page) -> None:
     assert errors.nth(0).inner_text() == (
         "The server is busy with other questions (the queue is full). Please try again in 7 s."
     )
+    assert page.input_value("#question") == "first"  # back in the box, ready to resend
     page.fill("#question", "second")
     page.press("#question", "Enter")
     errors.nth(1).wait_for()
