@@ -25,7 +25,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -56,6 +56,7 @@ BEARER = HTTPBearer(
     description="Needed when the variable named by server.token_env (BIOCITE_API_TOKEN) is set.",
 )
 MAX_BODY_BYTES = 1 << 20
+HEARTBEAT_S = 15.0  # an SSE comment after this long without an event
 HARD_MAX_CHARS = 100_000  # schema-level cap; the configured limit (agent.max_question_chars) is checked after
 
 # --- request and response records ------------------------------------------------------------------
@@ -138,14 +139,19 @@ class Ticket:
     def holding(self) -> bool:
         return not self.released and self._granted()
 
-    async def wait(self) -> None:
-        if self.future is not None:
+    async def wait(self, timeout: float | None = None) -> bool:
+        """True once the slot is this request's; False if still waiting after `timeout` s."""
+        if self.future is not None and not self.future.done():
             try:
-                await self.future
+                done, _ = await asyncio.wait({self.future}, timeout=timeout)
             except asyncio.CancelledError:
                 self.release()
                 raise
+            if not done:
+                return False
+        if self.started is None:
             self.started = time.monotonic()
+        return True
 
     def release(self) -> None:
         if self.released:
@@ -219,7 +225,9 @@ class AgentRun:
     cancellation), so the slot is never freed while an agent step is still running.
     """
 
-    def __init__(self, executor: ThreadPoolExecutor, events: Callable[[], Iterator[Event]]) -> None:
+    def __init__(
+        self, executor: ThreadPoolExecutor, events: Callable[[], Generator[Event, None, None]]
+    ) -> None:
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._stop = threading.Event()
@@ -231,7 +239,7 @@ class AgentRun:
         except RuntimeError:  # the event loop is gone (server shutting down)
             self._stop.set()
 
-    def _produce(self, events: Callable[[], Iterator[Event]]) -> None:
+    def _produce(self, events: Callable[[], Generator[Event, None, None]]) -> None:
         try:
             generator = events()
             try:
@@ -248,9 +256,14 @@ class AgentRun:
         else:
             self._put(("done", None))
 
-    async def events(self) -> AsyncIterator[Event]:
+    async def events(self, heartbeat: float | None = None) -> AsyncIterator[Event | None]:
+        """The agent's events; None after each `heartbeat` s without one."""
         while True:
-            kind, payload = await self._queue.get()
+            try:
+                kind, payload = await asyncio.wait_for(self._queue.get(), heartbeat)
+            except TimeoutError:
+                yield None
+                continue
             if kind == "event":
                 yield payload
             elif kind == "error":
@@ -336,7 +349,7 @@ class Service:
 
     # --- answers
 
-    def answer_events(self, body: AskRequest, question: str) -> Iterator[Event]:
+    def answer_events(self, body: AskRequest, question: str) -> Generator[Event, None, None]:
         agent = self.agent()
         thread_id = body.thread_id or f"once-{uuid.uuid4().hex}"
         try:
@@ -353,7 +366,7 @@ class Service:
             await ticket.wait()
             run = self.start(body, question)
             async for event in run.events():
-                if event["event"] == "answer":
+                if event is not None and event["event"] == "answer":
                     return event["answer"]
             raise RuntimeError("the agent ended without an answer")
         finally:
@@ -363,15 +376,16 @@ class Service:
 
     async def sse(
         self, ticket: Ticket, body: AskRequest, question: str, runs: list[AgentRun]
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         if not ticket.holding:
             yield f": queued behind {self.queue.running + self.queue.waiting - 1} request(s)\n\n"
-        await ticket.wait()
+        while not await ticket.wait(HEARTBEAT_S):
+            yield ": still queued\n\n"  # comments keep proxies from timing the stream out
         run = self.start(body, question)
         runs.append(run)
         try:
-            async for event in run.events():
-                yield sse_event(*event_payload(event))
+            async for event in run.events(HEARTBEAT_S):
+                yield ": working\n\n" if event is None else sse_event(*event_payload(event))
         except Exception as exc:  # reported in-band: the 200 status line has already been sent
             if status_for(exc) == 500:
                 log.exception("answer stream failed")
@@ -397,7 +411,8 @@ class Service:
         """fn in the agent's thread; a cancelled caller still waits for it (the slot stays taken till then)."""
         future = asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
         with anyio.CancelScope(shield=True):
-            return await future
+            result = await future
+        return result
 
     # --- search and documents
 
@@ -449,7 +464,7 @@ class EventStream(StreamingResponse):
 
     media_type = "text/event-stream"
 
-    def __init__(self, content: AsyncIterator[str], on_close: Callable[[], Awaitable[None]]) -> None:
+    def __init__(self, content: AsyncGenerator[str, None], on_close: Callable[[], Awaitable[None]]) -> None:
         super().__init__(content, headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
         self._on_close = on_close
 

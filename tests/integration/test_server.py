@@ -428,3 +428,20 @@ def test_agent_errors_are_reported(setup) -> None:
         assert [k for k, _ in events] == ["start", "start", "error"]
         assert "cannot reach the LLM endpoint" in events[-1][1]["detail"]
         assert c.get("/healthz").json()["queue"]["running"] == 0
+
+
+def test_stream_sends_keep_alive_comments_while_queued_and_during_long_steps(setup, monkeypatch) -> None:
+    import biocite.server
+
+    monkeypatch.setattr(biocite.server, "HEARTBEAT_S", 0.05)
+    agent = SlowAgent(steps=3, delay=0.3)
+    with live_server(create_app(fake_settings(setup), agent=agent)) as port:
+        first = raw_post(port, "/v1/ask/stream", {"question": "first"})
+        read_until(first, b"event: start")
+        second = raw_post(port, "/v1/ask/stream", {"question": "second"})
+        seen = read_until(second, b"event: answer")
+        assert b": still queued" in seen and b": working" in seen
+        assert seen.index(b": still queued") < seen.index(b"event: start") < seen.rindex(b": working")
+        first.close()
+        second.close()
+        assert agent.max_running == 1
