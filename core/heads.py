@@ -82,6 +82,7 @@ class PairClassifier:
         self.model = model
         self.labels = list(labels)
         self.meta: dict[str, Any] = dict(meta or {})
+        self.bf16 = False  # bf16 autocast at inference (the reranker turns it on where the CPU has it)
 
     @classmethod
     def train(
@@ -164,13 +165,16 @@ class PairClassifier:
         _limit_threads()
         if not pairs:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
-        out = self.model.predict(
-            [list(p) for p in pairs],
-            batch_size=batch_size,
-            show_progress_bar=False,
-            convert_to_numpy=True,
-        )
-        return np.asarray(out, dtype=np.float32).reshape(len(pairs), len(self.labels))
+        import torch
+
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            out = self.model.predict(
+                [list(p) for p in pairs],
+                batch_size=batch_size,
+                show_progress_bar=False,
+                convert_to_tensor=True,
+            )
+        return np.asarray(out.float().cpu().numpy(), dtype=np.float32).reshape(len(pairs), len(self.labels))
 
     def predict_proba(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
         """Softmax probabilities, shape (n, len(labels)), columns in `self.labels` order."""

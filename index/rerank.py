@@ -79,7 +79,10 @@ class CrossEncoderReranker:
                 f"no trained reranker in {folder}; run `biocite train reranker` "
                 "(or set index.reranker=dense or none)"
             )
+        from biocite.index.dense import use_bf16
+
         classifier = PairClassifier.load(folder)
+        classifier.bf16 = use_bf16(settings.index.embed_precision)
         if classifier.meta.get("kind") != KIND:
             raise ModelError(
                 f"{folder}/meta.json is not a biocite reranker (kind {classifier.meta.get('kind')!r})"
