@@ -79,3 +79,21 @@ def parse_generation(text: str, n_evidence: int, known_pmids: set[str]) -> list[
             )
         )
     return drafts
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2}
+
+
+def drop_repeats(drafts: list[DraftSentence], overlap: float = 0.8) -> tuple[list[DraftSentence], int]:
+    """Drop drafts that repeat an earlier one (small models loop): same content words, or a Jaccard
+    overlap of at least `overlap`. Returns the kept drafts and how many were dropped."""
+    kept: list[DraftSentence] = []
+    seen: list[set[str]] = []
+    for draft in drafts:
+        words = _content_words(draft.text)
+        if any(words == s or len(words & s) >= overlap * len(words | s) for s in seen):
+            continue
+        kept.append(draft)
+        seen.append(words)
+    return kept, len(drafts) - len(kept)

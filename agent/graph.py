@@ -27,7 +27,7 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
 from biocite.agent.checks import check_question
-from biocite.agent.citations import DraftSentence, count_words, parse_generation
+from biocite.agent.citations import DraftSentence, count_words, drop_repeats, parse_generation
 from biocite.agent.evidence import RelevanceWeights, VectorCache, content_terms, select_evidence
 from biocite.agent.extractive import extractive_sentences
 from biocite.agent.prompting import load_prompt
@@ -304,6 +304,9 @@ class Agent:
             notes.append(f"generation failed ({type(exc).__name__}: {exc}); extractive fallback")
             return {"llm_failed": True, "notes": notes}
         drafts = parse_generation(text, len(evidence), {e.pmid for e in evidence})
+        drafts, repeats = drop_repeats(drafts)
+        if repeats:
+            notes.append(f"dropped {repeats} repeated draft sentence(s)")
         drafts = self._within_limits(drafts, notes)
         if not drafts:
             notes.append("the generator's text had no parsable sentence; extractive fallback")

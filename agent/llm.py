@@ -23,9 +23,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from biocite.errors import ModelError
-from biocite.models import model_path
-from biocite.settings import Settings
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_openai_messages
@@ -33,6 +30,10 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import Field, SecretStr
+
+from biocite.errors import ModelError
+from biocite.models import model_path
+from biocite.settings import Settings
 
 TOP_LOGPROBS = 10  # OpenAI allows at most 20
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "0.0.0.0", "[::1]", "host.docker.internal")

@@ -6,7 +6,7 @@ import pytest
 from agent_fakes import ABSTRACTS, FakeRetriever, HashEmbedder, agent_settings, fake_model, overlap_judge
 
 from biocite.agent.checks import check_question, looks_english
-from biocite.agent.citations import count_words, parse_generation
+from biocite.agent.citations import DraftSentence, count_words, drop_repeats, parse_generation
 from biocite.agent.evidence import (
     VectorCache,
     clause_spans,
@@ -164,3 +164,15 @@ def test_parse_generation_reads_leading_markers_when_the_text_opens_with_one() -
         ("Aspirin lowered stroke risk.", [2]),
         ("Bleeding was rare.", [1, 3]),
     ]
+
+
+def test_drop_repeats_removes_looped_sentences_and_keeps_distinct_ones() -> None:
+    drafts = [
+        DraftSentence(text="As-needed budesonide-formoterol reduced severe exacerbations.", evidence_ids=[1]),
+        DraftSentence(text="Budesonide-formoterol as needed reduced severe exacerbations.", evidence_ids=[2]),
+        DraftSentence(text="Symptom control was inferior to maintenance therapy.", evidence_ids=[2]),
+        DraftSentence(text="As-needed budesonide-formoterol reduced severe exacerbations.", evidence_ids=[3]),
+    ]
+    kept, dropped = drop_repeats(drafts)
+    assert [d.text for d in kept] == [drafts[0].text, drafts[2].text]
+    assert dropped == 2
