@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export OMP_WAIT_POLICY := PASSIVE
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup demo test test-fast lint bench
+.PHONY: setup browser demo test test-fast lint bench
 
 setup: $(VENV)/.installed
 
@@ -27,12 +27,19 @@ demo: setup
 	$(BIN)/biocite index build
 	$(BIN)/biocite ask "$(QUESTION)"
 
-test: setup
+test: setup browser
 	$(BIN)/biocite models install smollm2
 	$(BIN)/python -m pytest -q
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# Debian's Chromium for the browser tests (web page, HTML report); they skip, saying why, without it.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-headless-shell >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	  echo "Chromium could not be installed (needs root and apt-get): browser tests will be skipped"
 
 lint: setup
 	$(BIN)/ruff check core index agent evaluator tests bench
