@@ -171,7 +171,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 _BRACKET_RUN = re.compile(r"\[([^\[\]]*)\]")
 _PMID = re.compile(r"^\d{1,9}$")
-_WORD = re.compile(r"\S+")
+_WORD = re.compile(r"\S*\w\S*")  # a lone punctuation mark is not a word
 _AFTER_STOP = re.compile(r"[.!?][\"')]*\s*\[[^\]]*\]")
 
 

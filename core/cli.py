@@ -436,9 +436,9 @@ def batch_cmd(
         console.print_json(json.dumps({**summary.model_dump(), "validation": [p.render(out) for p in problems]}))
     else:
         for line in summary.lines():
-            console.print(line, highlight=False)
+            console.print(line, highlight=False, soft_wrap=True)
         for problem in problems:
-            console.print(problem.render(out), highlight=False)
+            console.print(problem.render(out), highlight=False, soft_wrap=True)
     if any(p.severity == "error" for p in problems):
         raise typer.Exit(2)
 
@@ -456,9 +456,9 @@ def validate_cmd(
     ids = [t.topic_id for t in load_topics(topics).topics] if topics else None
     fmt, problems = validate_run(run, ids)
     for problem in problems:
-        console.print(problem.render(run), highlight=False)
+        console.print(problem.render(run), highlight=False, soft_wrap=True)
     errors = sum(p.severity == "error" for p in problems)
-    console.print(f"{run}: {fmt or 'unknown format'}: " + (f"{errors} error(s)" if errors else "valid"), highlight=False)
+    console.print(f"{run}: {fmt or 'unknown format'}: " + (f"{errors} error(s)" if errors else "valid"), highlight=False, soft_wrap=True)
     if errors:
         raise typer.Exit(2)
 
@@ -485,7 +485,7 @@ def report_cmd(
         console.print_json(json.dumps({"overall": doc["overall"], "batch": doc.get("batch")}))
         return
     for line in headline(doc):
-        console.print(line, highlight=False)
+        console.print(line, highlight=False, soft_wrap=True)
     console.print(f"wrote {folder / 'metrics.json'} and {folder / 'report.html'}")
 
 
