@@ -162,7 +162,10 @@ def report(run: dict, args: argparse.Namespace, ready_s: float, load: tuple, loa
         f"errors other than 429: {errors}",
         f"server RSS MiB: start {rss[0][1]:.0f}, middle {middle[1]:.0f} (t={middle[0]:.0f} s), "
         f"end {rss[-1][1]:.0f}, max {max(r for _, r in rss):.0f}",
-        "server RSS MiB every 10 s: " + ", ".join(f"{r:.0f}" for t, r in rss if round(t) % 10 == 0),
+        "server RSS MiB every 10 s: "
+        + ", ".join(
+            f"{min(rss, key=lambda x: abs(x[0] - t))[1]:.0f}" for t in range(0, int(rss[-1][0]) + 1, 10)
+        ),
         f"queue after the run: {run['queue']}",
     ]
     return "\n".join(lines)
