@@ -222,6 +222,16 @@ def test_bearer_token(setup, monkeypatch) -> None:
         assert c.get("/healthz").status_code == 200 and c.get("/").status_code == 200
 
 
+def test_cors_is_off_unless_origins_are_listed(setup) -> None:
+    settings, _, agent = setup
+    preflight = {"Origin": "https://example.org", "Access-Control-Request-Method": "POST"}
+    with TestClient(create_app(fake_settings(setup), agent=agent)) as c:
+        assert "access-control-allow-origin" not in c.options("/v1/ask", headers=preflight).headers
+    with TestClient(create_app(fake_settings(setup, cors_origins=["https://example.org"]), agent=agent)) as c:
+        allowed = c.options("/v1/ask", headers=preflight).headers
+        assert allowed["access-control-allow-origin"] == "https://example.org"
+
+
 # --- evaluation ------------------------------------------------------------------------------------------
 
 

@@ -60,3 +60,25 @@ def test_leaving_the_queue_or_the_slot() -> None:
 
 def test_sse_event_is_one_json_line() -> None:
     assert sse_event("token", {"text": "a\nb"}) == 'event: token\ndata: {"text": "a\\nb"}\n\n'
+
+
+def test_chat_memory_keeps_the_latest_conversations_only() -> None:
+    from biocite.server import Conversations
+
+    class Saver:
+        def __init__(self) -> None:
+            self.deleted: list[str] = []
+
+        def delete_thread(self, thread_id: str) -> None:
+            self.deleted.append(thread_id)
+
+    class FakeAgent:
+        checkpointer = Saver()
+
+    agent, memory = FakeAgent(), Conversations(limit=2)
+    memory.done(agent, "a", keep=True)
+    memory.done(agent, "once-1", keep=False)  # one-shot requests are forgotten at once
+    memory.done(agent, "b", keep=True)
+    memory.done(agent, "a", keep=True)  # a is used again: b is now the oldest
+    memory.done(agent, "c", keep=True)
+    assert agent.checkpointer.deleted == ["once-1", "b"]
