@@ -1,0 +1,155 @@
+"""`biocite batch` end to end on a small real index (40 shipped abstracts, MiniLM), extractive mode:
+a run killed with SIGKILL resumes to the same file as an uninterrupted run; the output passes
+`biocite validate`; `biocite report` scores it (PubMedQA long answers as gold nuggets)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from biocite.agent.batch import journal_path, read_journal, run_batch
+from biocite.agent.batchreport import report_run
+from biocite.agent.runfiles import load_topics, validate_run
+from biocite.index.build import build_index
+from biocite.index.hybrid import clear_retriever_cache
+from biocite.settings import Settings, load_settings
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+N_TOPICS = 8
+
+
+def small_corpus(root: Path) -> tuple[Path, Path]:
+    """40 abstracts: the sources of 8 PubMedQA questions, 32 others; and a topics file of those questions."""
+    questions = json.loads((REPO / "data/pubmedqa/dev_questions.json").read_text())
+    rows, topics = [], []
+    with (REPO / "data/corpus/abstracts.jsonl").open() as handle:
+        for line in handle:
+            row = json.loads(line)
+            pmid = str(row["pmid"])
+            if pmid in questions and len(topics) < N_TOPICS:
+                rows.append(row)
+                topics.append({"id": pmid, "question": questions[pmid]["question"]})
+            elif pmid not in questions and len(rows) - len(topics) < 32:
+                rows.append(row)
+            if len(topics) == N_TOPICS and len(rows) == 40:
+                break
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    topics_file = root / "topics.json"
+    topics_file.write_text(json.dumps({"topics": topics}))
+    return corpus, topics_file
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, Path, list[str]]:
+    root = tmp_path_factory.mktemp("batch")
+    corpus, topics = small_corpus(root)
+    overrides = [f"home={root / 'home'}", f"index.dir={root / 'index'}", "batch.run_name=test-run"]
+    settings = load_settings("default", overrides)
+    build_index(settings, [corpus], progress=False)
+    clear_retriever_cache()
+    return settings, topics, overrides
+
+
+def cli(args: list[str], overrides: list[str]) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-m", "biocite", *args]
+    for o in overrides:
+        cmd += ["-s", o]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+
+
+def test_sigkill_then_resume_gives_the_same_file(setup, tmp_path: Path) -> None:
+    settings, topics, overrides = setup
+    reference = tmp_path / "reference.json"
+    summary = run_batch(settings, load_topics(str(topics)), reference, mode="extractive", progress=False)
+    assert summary.answered + summary.abstained == N_TOPICS and summary.failed == 0
+    assert summary.answered >= 1
+
+    out = tmp_path / "killed.json"
+    args = ["batch", "--topics", str(topics), "--out", str(out), "--mode", "extractive"]
+    proc = cli(args, overrides)
+    journal = journal_path(out)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if journal.is_file() and journal.read_text().count("\n") >= 3:  # header + 2 topics
+            proc.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.01)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    _, done = read_journal(journal)
+    assert 2 <= len(done) < N_TOPICS
+
+    proc = cli(args, overrides)
+    output = proc.communicate(timeout=180)[0].decode()
+    assert proc.returncode == 0, output
+    assert f"({len(done)} from an earlier run)" in output
+    assert out.read_bytes() == reference.read_bytes()
+    fmt, problems = validate_run(out, [t.topic_id for t in load_topics(str(topics)).topics])
+    assert fmt == "biogen2024" and [p for p in problems if p.severity == "error"] == []
+
+
+def test_report_on_a_small_run(setup, tmp_path: Path) -> None:
+    from biocite.evaluator.calibrate import calibrate_nuggets
+    from biocite.evaluator.judges import COMPLETENESS_LABELS, SUPPORT_LABELS
+    from biocite.evaluator.kqa import load_questions
+    from biocite.heads import PairClassifier
+    from biocite.index.dense import Embedder
+
+    settings, topics, _ = setup
+    run = tmp_path / "run.json"
+    run_batch(settings, load_topics(str(topics)), run, mode="extractive", progress=False, limit=4)
+    heads = {
+        "citation": (SUPPORT_LABELS, ["Supports", "Not relevant"]),
+        "completeness": (COMPLETENESS_LABELS, ["Required", "Unnecessary"]),
+    }
+    for task, (label_set, labels) in heads.items():
+        pairs = [("Aspirin reduces fever.", "Aspirin lowered fever in adults."), ("Zinc helps.", "Cats purr.")] * 4
+        head = PairClassifier.train(
+            pairs, labels * 4, label_set=label_set, epochs=1, batch_size=4, max_length=64, progress=False
+        )
+        head.save(tmp_path / f"{task}_head", meta={"train_data_sha256": "t" * 64})
+    embedder = Embedder("minilm")
+    matcher = calibrate_nuggets(
+        lambda texts: embedder.encode(list(texts)), embedder_name="minilm", n_trials=5,
+        questions=load_questions()[:20], nli=[],
+    )
+    matcher.save(tmp_path / "matcher.json")
+    settings = settings.model_copy(
+        update={
+            "evaluator": settings.evaluator.model_copy(
+                update={
+                    "citation_head": tmp_path / "citation_head",
+                    "completeness_head": tmp_path / "completeness_head",
+                    "nugget_matcher": tmp_path / "matcher.json",
+                    "bootstrap_samples": 100,
+                }
+            )
+        }
+    )
+    metrics = ["completeness", "correctness", "citation", "nuggets"]
+    doc, folder = report_run(settings, run, gold="pubmedqa", metrics=metrics, progress=False)
+    assert folder == tmp_path / "run.report"
+    saved = json.loads((folder / "metrics.json").read_text())
+    html = (folder / "report.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "batch journal run.journal.jsonl" in html
+    batch, overall = saved["batch"], saved["overall"]
+    assert batch["journaled"] == 4 and batch["failed"] == 0
+    assert overall["answered"] == batch["answered"] and overall["abstained"] == batch["abstained"]
+    assert "retrieve" in batch["node_timings"]
+    m = overall["metrics"]
+    if batch["answered"]:
+        assert m["nugget_recall"]["n"] == batch["answered"] and 0.0 <= m["nugget_recall"]["mean"] <= 1.0
+        assert m["completeness"]["n"] == batch["answered"] and m["citation_coverage"]["mean"] == 1.0
+    gold = json.loads((folder / "gold_pubmedqa.json").read_text())
+    assert set(gold) == set(read_journal(journal_path(run))[1]) and all(gold.values())
