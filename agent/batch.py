@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from biocite.agent.runfiles import LIMITS, TopicSet, Topic, build_run, write_json_atomic
+from biocite.agent.runfiles import LIMITS, Topic, TopicSet, build_run, write_json_atomic
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
 from biocite.records import Answer
 from biocite.settings import Settings
@@ -119,7 +119,9 @@ class Journal:
             try:
                 rows.append(json.loads(line))
             except json.JSONDecodeError:
-                raise InputError(f"{self.path}:{len(rows) + 1}: damaged journal line; fix or delete it") from None
+                raise InputError(
+                    f"{self.path}:{len(rows) + 1}: damaged journal line; fix or delete it"
+                ) from None
             good = offset
         if good < len(raw):
             with self.path.open("r+b") as handle:
@@ -162,7 +164,9 @@ def batch_settings(settings: Settings, fmt: str) -> Settings:
         update={
             "max_words": limits.max_words,
             "max_sentences": min(settings.agent.max_sentences, limits.max_sentences or 10**6),
-            "max_citations_per_sentence": min(settings.agent.max_citations_per_sentence, limits.max_citations),
+            "max_citations_per_sentence": min(
+                settings.agent.max_citations_per_sentence, limits.max_citations
+            ),
         }
     )
     return settings.model_copy(update={"agent": agent})
@@ -230,16 +234,25 @@ def run_batch(
     fmt = fmt or topics.format
     settings = batch_settings(settings, fmt)
     chosen = topics.topics[:limit] if limit else topics.topics
-    n_workers, note = effective_workers(settings, workers) if mode == "generate" else (max(1, workers or 1), None)
+    n_workers, note = (
+        effective_workers(settings, workers) if mode == "generate" else (max(1, workers or 1), None)
+    )
     llm = f"{settings.llm.backend}:{settings.llm.model}" if mode == "generate" else "none"
-    header = JournalHeader(topics=topics.name, format=fmt, mode=mode, index_dir=str(settings.index_dir), llm=llm)
+    header = JournalHeader(
+        topics=topics.name, format=fmt, mode=mode, index_dir=str(settings.index_dir), llm=llm
+    )
     jpath = journal_path(out)
     if fresh:
         jpath.unlink(missing_ok=True)
     journal = Journal(jpath, header)
     todo = [t for t in chosen if not journal.done(t.topic_id)]
     summary = BatchSummary(
-        run=str(out), journal=str(jpath), format=fmt, mode=mode, workers=n_workers, topics=len(chosen),
+        run=str(out),
+        journal=str(jpath),
+        format=fmt,
+        mode=mode,
+        workers=n_workers,
+        topics=len(chosen),
         resumed=len(chosen) - len(todo),
     )
     if note:

@@ -76,7 +76,9 @@ def _pubmedqa_gold(folder: Path, topic_ids: list[str]) -> Path:
     answers = pubmedqa_long_answers()
     missing = [t for t in topic_ids if t not in answers]
     if missing:
-        raise InputError(f"--gold pubmedqa: topics {', '.join(missing[:5])} are not PubMedQA development questions")
+        raise InputError(
+            f"--gold pubmedqa: topics {', '.join(missing[:5])} are not PubMedQA development questions"
+        )
     gold = {t: clause_nuggets(answers[t]) for t in topic_ids}
     path = folder / PUBMEDQA_GOLD_FILE
     path.write_text(json.dumps(gold, indent=1, ensure_ascii=False))
@@ -137,7 +139,9 @@ def report_run(
         gold_path = _pubmedqa_gold(folder, [e.topic_id for e in load_run(evaluated).entries])
     elif gold:
         gold_path = Path(gold)
-    doc = evaluate_run_file(settings, evaluated, folder, metrics=metrics, gold_path=gold_path, progress=progress)
+    doc = evaluate_run_file(
+        settings, evaluated, folder, metrics=metrics, gold_path=gold_path, progress=progress
+    )
     if section is not None:
         doc["batch"] = section
         doc["run"]["path"] = str(run)

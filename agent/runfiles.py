@@ -19,7 +19,6 @@ import bisect
 import json
 import os
 import re
-from json.decoder import scanstring
 from pathlib import Path
 from typing import Any, Literal
 
@@ -112,6 +111,7 @@ def pubmedqa_long_answers(path: Path | None = None) -> dict[str, str]:
 
 _FINAL = re.compile(r"([.!?]+)[\"')\]]*\s*$")
 _BRACKETS = str.maketrans({"[": "(", "]": ")"})
+scanstring = json.decoder.scanstring  # type: ignore[attr-defined]  # C string scanner: (value, end)
 
 
 def _sentence_2024(text: str, pmids: list[str]) -> str:
@@ -133,7 +133,9 @@ def _cited(answer: Answer, limit: int) -> list[tuple[str, list[str]]]:
 def result_2024(topic_id: str, answer: Answer | None) -> dict[str, Any]:
     """One `results` entry; an abstained or failed topic is an empty answer. Trailing sentences are dropped
     if the official reading of the text would break a limit (the agent's limits make this rare)."""
-    sentences = [] if answer is None or answer.abstained else _cited(answer, LIMITS["biogen2024"].max_citations)
+    sentences = (
+        [] if answer is None or answer.abstained else _cited(answer, LIMITS["biogen2024"].max_citations)
+    )
     while True:
         text = " ".join(_sentence_2024(t, p) for t, p in sentences)
         refs = list(dict.fromkeys(p for _, ps in sentences for p in ps))
@@ -144,10 +146,13 @@ def result_2024(topic_id: str, answer: Answer | None) -> dict[str, Any]:
 
 
 def result_2025(topic_id: str, answer: Answer | None) -> dict[str, Any]:
-    sentences = [] if answer is None or answer.abstained else _cited(answer, LIMITS["biogen2025"].max_citations)
-    responses = [{"text": " ".join(t.split()), "citations": p} for t, p in sentences]
-    while responses and _words(" ".join(r["text"] for r in responses)) > LIMITS["biogen2025"].max_words:
-        responses.pop()
+    sentences = (
+        [] if answer is None or answer.abstained else _cited(answer, LIMITS["biogen2025"].max_citations)
+    )
+    texts = [" ".join(t.split()) for t, _ in sentences]
+    while texts and _words(" ".join(texts)) > LIMITS["biogen2025"].max_words:
+        texts.pop()
+    responses = [{"text": t, "citations": p} for t, (_, p) in zip(texts, sentences, strict=False)]
     return {"topic_id": topic_id, "responses": responses}
 
 
@@ -207,7 +212,9 @@ def _answer_problems_2024(entry: dict[str, Any]) -> list[str]:
     if limits.max_sentences and len(sentences) > limits.max_sentences:
         problems.append(f"answer: {len(sentences)} sentences; at most {limits.max_sentences}")
     if _AFTER_STOP.search(text):
-        problems.append("answer: a [citation] after the sentence's final punctuation is discarded by the official reader")
+        problems.append(
+            "answer: a [citation] after the sentence's final punctuation is discarded by the official reader"
+        )
     cited: list[str] = []
     for i, sentence in enumerate(sentences, 1):
         for group in _BRACKET_RUN.findall(sentence):
@@ -217,7 +224,9 @@ def _answer_problems_2024(entry: dict[str, Any]) -> list[str]:
                 problems.append(f"answer sentence {i}: [{group}] is not a comma-separated list of PMIDs")
                 continue
             if len(pmids) > limits.max_citations:
-                problems.append(f"answer sentence {i}: {len(pmids)} PMIDs in one citation; at most {limits.max_citations}")
+                problems.append(
+                    f"answer sentence {i}: {len(pmids)} PMIDs in one citation; at most {limits.max_citations}"
+                )
             cited.extend(pmids)
     if text.count("[") != text.count("]"):
         problems.append("answer: unbalanced square brackets")
@@ -288,9 +297,13 @@ def validate_run(path: Path, topics: list[str] | None = None) -> tuple[str | Non
     lines = _Lines(text)
     problems: list[Problem] = []
 
-    def add(where: tuple[Any, ...], message: str, severity: str = "error") -> None:
-        label = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(where))
-        problems.append(Problem(line=lines.line(*where), where=label or "run", message=message, severity=severity))  # type: ignore[arg-type]
+    def add(where: tuple[Any, ...], message: str, severity: Literal["error", "warning"] = "error") -> None:
+        label = "".join(
+            f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(where)
+        )
+        problems.append(
+            Problem(line=lines.line(*where), where=label or "run", message=message, severity=severity)
+        )
 
     if not isinstance(data, dict):
         add((), "expected an object with team_id, run_name, contact_email, results")
@@ -308,7 +321,9 @@ def validate_run(path: Path, topics: list[str] | None = None) -> tuple[str | Non
     if not isinstance(results, list):
         add(("results",) if "results" in data else (), "'results' missing or not a list")
         return None, problems
-    fmt: RunFormat = "biogen2025" if any(isinstance(r, dict) and "responses" in r for r in results) else "biogen2024"
+    fmt: RunFormat = (
+        "biogen2025" if any(isinstance(r, dict) and "responses" in r for r in results) else "biogen2024"
+    )
     seen: set[str] = set()
     for i, entry in enumerate(results):
         at = ("results", i)
@@ -343,7 +358,10 @@ def _check_2024(entry: dict[str, Any], at: tuple[Any, ...], add: Any) -> None:
         add((*at, "answer") if "answer" in entry else at, "'answer' missing or not a string")
         return
     if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
-        add((*at, "references") if "references" in entry else at, "'references' missing or not a list of strings")
+        add(
+            (*at, "references") if "references" in entry else at,
+            "'references' missing or not a list of strings",
+        )
         return
     for j, ref in enumerate(refs):
         if not _PMID.match(ref):
@@ -374,10 +392,16 @@ def _check_2025(entry: dict[str, Any], at: tuple[Any, ...], add: Any) -> None:
         words += _words(response["text"])
         cites = response.get("citations")
         if not isinstance(cites, list) or not all(isinstance(c, str) and _PMID.match(c) for c in cites):
-            add((*where, "citations") if "citations" in response else where, "'citations' must be a list of PMID strings")
+            add(
+                (*where, "citations") if "citations" in response else where,
+                "'citations' must be a list of PMID strings",
+            )
             continue
         if len(cites) > LIMITS["biogen2025"].max_citations:
-            add((*where, "citations"), f"{len(cites)} PMIDs; at most {LIMITS['biogen2025'].max_citations} per sentence")
+            add(
+                (*where, "citations"),
+                f"{len(cites)} PMIDs; at most {LIMITS['biogen2025'].max_citations} per sentence",
+            )
         if len(set(cites)) != len(cites):
             add((*where, "citations"), "a PMID is cited twice")
         for field in response:

@@ -406,13 +406,17 @@ def calibrate_citation_cmd(
 
 @app.command("batch")
 def batch_cmd(
-    topics: Annotated[str, typer.Option("--topics", help="biogen2024, biogen2025, pubmedqa or a topics file.")],
+    topics: Annotated[
+        str, typer.Option("--topics", help="biogen2024, biogen2025, pubmedqa or a topics file.")
+    ],
     out: Annotated[Path, typer.Option("--out", help="Run file to write (journal kept next to it).")],
     mode: ModeOpt = None,
     run_format: Annotated[
         Optional[str], typer.Option("--format", help="biogen2024 or biogen2025 (default: from the topics).")
     ] = None,
-    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Parallel workers (openai backend).")] = None,
+    workers: Annotated[
+        Optional[int], typer.Option("--workers", min=1, help="Parallel workers (openai backend).")
+    ] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N topics.")] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard the journal of an earlier run.")] = False,
     preset: PresetOpt = None,
@@ -428,12 +432,21 @@ def batch_cmd(
     settings = _settings(preset, overrides)
     topic_set = load_topics(topics)
     summary = run_batch(
-        settings, topic_set, out, mode=mode or settings.agent.mode, fmt=run_format, workers=workers,
-        limit=limit, fresh=fresh, progress=not json_out,
+        settings,
+        topic_set,
+        out,
+        mode=mode or settings.agent.mode,
+        fmt=run_format,
+        workers=workers,
+        limit=limit,
+        fresh=fresh,
+        progress=not json_out,
     )
     _, problems = validate_run(out)
     if json_out:
-        console.print_json(json.dumps({**summary.model_dump(), "validation": [p.render(out) for p in problems]}))
+        console.print_json(
+            json.dumps({**summary.model_dump(), "validation": [p.render(out) for p in problems]})
+        )
     else:
         for line in summary.lines():
             console.print(line, highlight=False, soft_wrap=True)
@@ -458,7 +471,11 @@ def validate_cmd(
     for problem in problems:
         console.print(problem.render(run), highlight=False, soft_wrap=True)
     errors = sum(p.severity == "error" for p in problems)
-    console.print(f"{run}: {fmt or 'unknown format'}: " + (f"{errors} error(s)" if errors else "valid"), highlight=False, soft_wrap=True)
+    console.print(
+        f"{run}: {fmt or 'unknown format'}: " + (f"{errors} error(s)" if errors else "valid"),
+        highlight=False,
+        soft_wrap=True,
+    )
     if errors:
         raise typer.Exit(2)
 
@@ -469,7 +486,9 @@ def report_cmd(
     gold: Annotated[
         Optional[str], typer.Option("--gold", help="Gold nuggets file, or 'pubmedqa' (long answers).")
     ] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Folder (default: <run>.report next to it).")] = None,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", help="Folder (default: <run>.report next to it).")
+    ] = None,
     metrics: Annotated[Optional[str], typer.Option("--metrics", help="Comma list (default: all).")] = None,
     preset: PresetOpt = None,
     overrides: SetOpt = None,

@@ -114,15 +114,21 @@ def test_report_on_a_small_run(setup, tmp_path: Path) -> None:
         "completeness": (COMPLETENESS_LABELS, ["Required", "Unnecessary"]),
     }
     for task, (label_set, labels) in heads.items():
-        pairs = [("Aspirin reduces fever.", "Aspirin lowered fever in adults."), ("Zinc helps.", "Cats purr.")] * 4
+        pairs = [
+            ("Aspirin reduces fever.", "Aspirin lowered fever in adults."),
+            ("Zinc helps.", "Cats purr."),
+        ] * 4
         head = PairClassifier.train(
             pairs, labels * 4, label_set=label_set, epochs=1, batch_size=4, max_length=64, progress=False
         )
         head.save(tmp_path / f"{task}_head", meta={"train_data_sha256": "t" * 64})
     embedder = Embedder("minilm")
     matcher = calibrate_nuggets(
-        lambda texts: embedder.encode(list(texts)), embedder_name="minilm", n_trials=5,
-        questions=load_questions()[:20], nli=[],
+        lambda texts: embedder.encode(list(texts)),
+        embedder_name="minilm",
+        n_trials=5,
+        questions=load_questions()[:20],
+        nli=[],
     )
     matcher.save(tmp_path / "matcher.json")
     settings = settings.model_copy(

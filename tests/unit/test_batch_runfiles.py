@@ -72,9 +72,13 @@ def test_2024_writer_keeps_the_word_limit_and_the_evaluator_round_trips(tmp_path
 
 def test_2025_writer_and_validator(tmp_path: Path) -> None:
     run = build_run(
-        "biogen2025", HEADER, [("181", answer(("Axonal injury is serious.", ["1", "2", "3", "4"]))), ("182", None)]
+        "biogen2025",
+        HEADER,
+        [("181", answer(("Axonal injury is serious.", ["1", "2", "3", "4"]))), ("182", None)],
     )
-    assert run["results"][0]["responses"] == [{"text": "Axonal injury is serious.", "citations": ["1", "2", "3"]}]
+    assert run["results"][0]["responses"] == [
+        {"text": "Axonal injury is serious.", "citations": ["1", "2", "3"]}
+    ]
     assert run["results"][1]["responses"] == []
     path = write(tmp_path, run)
     fmt, problems = validate_run(path)
@@ -86,7 +90,11 @@ def test_validator_names_the_line_of_each_problem(tmp_path: Path) -> None:
         **HEADER,
         "results": [
             {"topic_id": "1", "answer": "Fine [12].", "references": ["12"]},
-            {"topic_id": "2", "answer": "Too many [1, 2, 3, 4]. Cited after. [5]", "references": ["1", "2", "3", "4", "5"]},
+            {
+                "topic_id": "2",
+                "answer": "Too many [1, 2, 3, 4]. Cited after. [5]",
+                "references": ["1", "2", "3", "4", "5"],
+            },
             {"topic_id": "2", "answer": "Uses [9].", "references": ["8"]},
         ],
     }
@@ -98,8 +106,13 @@ def test_validator_names_the_line_of_each_problem(tmp_path: Path) -> None:
 
     found = errors(path)
     too_many, uses, dup = line('"Too many'), line('"Uses'), line('"topic_id": "2"', 1)
-    assert f"{path}:{too_many}: results[1].answer: answer sentence 1: 4 PMIDs in one citation; at most 3" in found
-    assert any(f.startswith(f"{path}:{too_many}: results[1].answer: answer: a [citation] after") for f in found)
+    assert (
+        f"{path}:{too_many}: results[1].answer: answer sentence 1: 4 PMIDs in one citation; at most 3"
+        in found
+    )
+    assert any(
+        f.startswith(f"{path}:{too_many}: results[1].answer: answer: a [citation] after") for f in found
+    )
     assert f"{path}:{dup}: results[2].topic_id: topic 2 appears twice" in found
     assert f"{path}:{uses}: results[2].answer: answer cites 9 which 'references' does not list" in found
     assert f"{path}:{uses + 1}: results[2].references: references: 8 never cited in the answer" in found
@@ -125,14 +138,21 @@ def test_validator_word_and_sentence_limits(tmp_path: Path) -> None:
 def test_validator_format_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{\n  "team_id": "t",\n  "results": [\n    {"topic_id": 3,}\n  ]\n}\n')
-    assert errors(bad) == [f"{bad}:4: file: not valid JSON (Expecting property name enclosed in double quotes)"]
-    path = write(tmp_path, {"team_id": "t", "run_name": "r", "results": [{"topic_id": 3, "answer": "x"}], "extra": 1})
+    assert errors(bad) == [
+        f"{bad}:4: file: not valid JSON (Expecting property name enclosed in double quotes)"
+    ]
+    path = write(
+        tmp_path, {"team_id": "t", "run_name": "r", "results": [{"topic_id": 3, "answer": "x"}], "extra": 1}
+    )
     found = errors(path)
     assert any("'contact_email' missing" in f for f in found)
     assert any(":6: results[0].topic_id: 'topic_id' missing or not a string" in f for f in found)
     assert any("'references' missing" in f for f in found)
     assert any("unexpected field 'extra'" in f for f in found)
-    many = {**HEADER, "results": [{"topic_id": "1", "responses": [{"text": "a b", "citations": ["1", "2", "3", "4"]}]}]}
+    many = {
+        **HEADER,
+        "results": [{"topic_id": "1", "responses": [{"text": "a b", "citations": ["1", "2", "3", "4"]}]}],
+    }
     assert any("4 PMIDs; at most 3 per sentence" in f for f in errors(write(tmp_path, many, "m.json")))
 
 
@@ -142,7 +162,11 @@ def test_validate_cli_exit_codes(tmp_path: Path) -> None:
     from biocite.cli import app
 
     good = write(tmp_path, build_run("biogen2024", HEADER, [("1", answer(("Yes.", ["5"])))]), "good.json")
-    bad = write(tmp_path, {**HEADER, "results": [{"topic_id": "1", "answer": "No [5].", "references": []}]}, "bad.json")
+    bad = write(
+        tmp_path,
+        {**HEADER, "results": [{"topic_id": "1", "answer": "No [5].", "references": []}]},
+        "bad.json",
+    )
     runner = CliRunner()
     assert runner.invoke(app, ["validate", str(good)]).exit_code == 0
     result = runner.invoke(app, ["validate", str(bad)])

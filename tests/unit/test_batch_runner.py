@@ -50,7 +50,9 @@ def settings(tmp_path: Path):
 
 
 def run(settings, out: Path, agent: Scripted, **kw):
-    return run_batch(settings, TOPICS, out, mode="extractive", progress=False, agent_factory=lambda s: agent, **kw)
+    return run_batch(
+        settings, TOPICS, out, mode="extractive", progress=False, agent_factory=lambda s: agent, **kw
+    )
 
 
 def test_run_journal_and_summary(settings, tmp_path: Path) -> None:
@@ -123,7 +125,9 @@ def test_configuration_errors_stop_the_run(settings, tmp_path: Path) -> None:
 
 
 def test_parallel_workers_with_an_endpoint(tmp_path: Path) -> None:
-    settings = load_settings("default", [f"home={tmp_path}", "llm.backend=openai", "llm.base_url=http://x/v1"])
+    settings = load_settings(
+        "default", [f"home={tmp_path}", "llm.backend=openai", "llm.base_url=http://x/v1"]
+    )
     assert effective_workers(settings, 3) == (3, None)
     local = load_settings("default", [f"home={tmp_path}"])
     workers, note = effective_workers(local, 3)
@@ -131,9 +135,19 @@ def test_parallel_workers_with_an_endpoint(tmp_path: Path) -> None:
     calls: list[str] = []
     out = tmp_path / "run.json"
     summary = run_batch(
-        settings, TOPICS, out, mode="generate", workers=3, progress=False, agent_factory=lambda s: Scripted(calls=calls)
+        settings,
+        TOPICS,
+        out,
+        mode="generate",
+        workers=3,
+        progress=False,
+        agent_factory=lambda s: Scripted(calls=calls),
     )
-    assert summary.workers == 3 and summary.answered == 5 and sorted(calls) == sorted(t.question for t in TOPICS.topics)
+    assert (
+        summary.workers == 3
+        and summary.answered == 5
+        and sorted(calls) == sorted(t.question for t in TOPICS.topics)
+    )
     assert [r["topic_id"] for r in json.loads(out.read_text())["results"]] == [str(i) for i in range(1, 7)]
 
 
