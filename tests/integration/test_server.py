@@ -124,6 +124,31 @@ def test_stream_yields_steps_then_the_answer(setup, client) -> None:
     assert answer.question == body["question"] and {t.node for t in answer.trace.timings} >= {"retrieve"}
 
 
+def test_generate_mode_streams_tokens_with_a_real_small_llm(setup) -> None:
+    from biocite.models import install_models
+
+    settings, questions, agent = setup
+    list(install_models(settings, ["smollm2"]))  # SmolLM2-135M: fluent nonsense, but real tokens
+    # its relevance judge vetoes everything; without it the question reaches the generator
+    no_judge = settings.model_copy(update={"agent": settings.agent.model_copy(update={"judge_top": 0})})
+    generating = Agent(no_judge, retriever=agent.retriever, checkpointer=make_checkpointer())
+    with TestClient(create_app(fake_settings((no_judge,)), agent=generating)) as c:
+        body = {"question": questions[QUESTION_PMIDS[0]], "mode": "generate"}
+        with c.stream("POST", "/v1/ask/stream", json=body) as response:
+            events = sse_events(response.read().decode())
+    kinds = [kind for kind, _ in events]
+    assert kinds[-1] == "answer" and "error" not in kinds
+    assert kinds.count("token") >= 5 and kinds.index("token") > kinds.index("start")
+    assert "".join(data["text"] for kind, data in events if kind == "token").strip()
+    answer = Answer.model_validate(events[-1][1])
+    assert {"generate", "verify"} <= {t.node for t in answer.trace.timings}
+    assert answer.trace.models["llm"] == "llamacpp:smollm2"
+    for sentence in answer.sentences:  # whatever it wrote: unverified sentences never survive as generated
+        assert sentence.citations
+        if answer.mode == "generate":
+            assert sentence.support is not None and sentence.support >= settings.agent.min_support
+
+
 def test_follow_ups_use_the_conversation_and_one_shot_requests_are_forgotten(setup, client) -> None:
     _, questions, agent = setup
     first = {"question": questions[QUESTION_PMIDS[2]], "mode": "extractive", "thread_id": "conv-1"}
