@@ -271,6 +271,12 @@ class AgentRun:
             else:
                 return
 
+    def stop(self) -> None:
+        self._stop.set()
+
+    def on_done(self, callback: Callable[[AgentRun], None]) -> None:
+        self._future.add_done_callback(lambda _: callback(self))
+
     async def close(self) -> None:
         self._stop.set()
         with anyio.CancelScope(shield=True):
@@ -330,6 +336,7 @@ class Service:
         self._agent = agent
         self._lock = threading.Lock()
         self._evaluators: dict[tuple[str, ...], Any] = {}
+        self.runs: set[AgentRun] = set()
 
     def agent(self) -> Any:
         with self._lock:
@@ -358,7 +365,10 @@ class Service:
             self.conversations.done(agent, thread_id, keep=body.thread_id is not None)
 
     def start(self, body: AskRequest, question: str) -> AgentRun:
-        return AgentRun(self.executor, lambda: self.answer_events(body, question))
+        run = AgentRun(self.executor, lambda: self.answer_events(body, question))
+        self.runs.add(run)
+        run.on_done(self.runs.discard)
+        return run
 
     async def answer(self, ticket: Ticket, body: AskRequest, question: str) -> Answer:
         run: AgentRun | None = None
@@ -441,6 +451,8 @@ class Service:
         return views
 
     def shutdown(self) -> None:
+        for run in list(self.runs):
+            run.stop()  # at the next event: an exiting server does not finish a long answer first
         self.executor.shutdown(wait=False, cancel_futures=True)
 
 

@@ -438,7 +438,8 @@ def test_queue_429_and_disconnects_free_their_place(setup) -> None:
 
 def test_concurrent_requests_run_one_at_a_time(setup) -> None:
     agent = SlowAgent(steps=5, delay=0.02)
-    with live_server(create_app(fake_settings(setup, queue_size=4), agent=agent)) as port:
+    app = create_app(fake_settings(setup, queue_size=4), agent=agent)
+    with live_server(app) as port:
         results: list[int] = []
 
         def ask(i: int) -> None:
@@ -451,6 +452,7 @@ def test_concurrent_requests_run_one_at_a_time(setup) -> None:
         for t in threads:
             t.join()
         assert results == [200] * 5 and agent.runs == 5 and agent.max_running == 1
+        until(lambda: not app.state.service.runs, "finished runs to be forgotten")
 
 
 def test_agent_errors_are_reported(setup) -> None:
