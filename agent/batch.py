@@ -55,6 +55,7 @@ class TopicRecord(BaseModel):
     error: str | None = None
     attempts: int = 1
     seconds: float = 0.0
+    finished_at: float | None = None  # unix time: with the first record's, the wall time of a run
 
 
 class BatchSummary(BaseModel):
@@ -204,6 +205,7 @@ def answer_topic(agent: Answerer, topic: Topic, mode: str, retries: int) -> Topi
             answer=answer,
             attempts=attempt,
             seconds=round(time.perf_counter() - started, 3),
+            finished_at=round(time.time(), 3),
         )
     return TopicRecord(
         topic_id=topic.topic_id,
@@ -212,6 +214,7 @@ def answer_topic(agent: Answerer, topic: Topic, mode: str, retries: int) -> Topi
         error=error[:2000],
         attempts=retries + 1,
         seconds=round(time.perf_counter() - started, 3),
+        finished_at=round(time.time(), 3),
     )
 
 

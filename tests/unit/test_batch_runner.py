@@ -164,3 +164,19 @@ def test_format_limits_reach_the_agent(settings, tmp_path: Path) -> None:
     run_batch(settings, TOPICS, tmp_path / "s.json", mode="extractive", progress=False, agent_factory=factory)
     assert seen["agent"].max_words == 150 and seen["agent"].max_sentences == 10
     assert "responses" in json.loads((tmp_path / "r.json").read_text())["results"][0]
+
+
+def test_ctrl_c_keeps_finished_topics(settings, tmp_path: Path) -> None:
+    class Interrupted(Scripted):
+        def ask(self, question: str, *, mode: str | None = None) -> Answer:
+            if question == "Question 3?":
+                raise KeyboardInterrupt
+            return super().ask(question, mode=mode)
+
+    out = tmp_path / "run.json"
+    with pytest.raises(KeyboardInterrupt):
+        run(settings, out, Interrupted())
+    assert set(read_journal(journal_path(out))[1]) == {"1", "2"}
+    assert [r["topic_id"] for r in json.loads(out.read_text())["results"]] == ["1", "2"]
+    calls: list[str] = []
+    assert run(settings, out, Scripted(calls=calls)).resumed == 2 and len(calls) == 4
