@@ -177,8 +177,8 @@ def effective_workers(settings: Settings, requested: int | None) -> tuple[int, s
     workers = requested or settings.batch.workers
     if settings.llm.backend != "openai" and workers > 1:
         return 1, (
-            f"--workers {workers} ignored: the local llama.cpp model answers one question at a time "
-            "(parallel workers need llm.backend=openai)"
+            f"1 worker, not {workers}: the local llama.cpp model answers one question at a time "
+            "(--workers / batch.workers apply to llm.backend=openai)"
         )
     return max(1, workers), None
 
