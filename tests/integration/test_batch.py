@@ -159,3 +159,15 @@ def test_report_on_a_small_run(setup, tmp_path: Path) -> None:
         assert m["completeness"]["n"] == batch["answered"] and m["citation_coverage"]["mean"] == 1.0
     gold = json.loads((folder / "gold_pubmedqa.json").read_text())
     assert set(gold) == set(read_journal(journal_path(run))[1]) and all(gold.values())
+
+
+def test_parallel_workers_write_the_same_file(setup, tmp_path: Path) -> None:
+    """Three threads, each with its own Agent over the shared retriever, give the one-worker result."""
+    settings, topics, _ = setup
+    one, three = tmp_path / "one.json", tmp_path / "three.json"
+    run_batch(settings, load_topics(str(topics)), one, mode="extractive", progress=False, workers=1)
+    summary = run_batch(
+        settings, load_topics(str(topics)), three, mode="extractive", progress=False, workers=3
+    )
+    assert summary.workers == 3 and summary.failed == 0
+    assert json.loads(one.read_text())["results"] == json.loads(three.read_text())["results"]
