@@ -113,7 +113,9 @@ async def sample_rss(proc: psutil.Process, out: list[tuple[float, float]], stop:
             pass
 
 
-async def run_load(base: str, pid: int, clients: int, seconds: float, max_backoff: float) -> dict:
+async def run_load(
+    base: str, pid: int, clients: int, seconds: float, max_backoff: float, only: str | None
+) -> dict:
     questions = [
         q["question"] for q in json.loads((REPO / "data/pubmedqa/dev_questions.json").read_text()).values()
     ]
@@ -124,7 +126,7 @@ async def run_load(base: str, pid: int, clients: int, seconds: float, max_backof
         deadline = time.monotonic() + seconds
         started = time.monotonic()
         await asyncio.gather(*(
-            client(http, "ask" if n % 2 == 0 else "search", questions, 7 * n, deadline, results, max_backoff)
+            client(http, only or ("ask" if n % 2 == 0 else "search"), questions, 7 * n, deadline, results, max_backoff)
             for n in range(clients)
         ))  # fmt: skip
         wall = time.monotonic() - started
@@ -179,6 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--max-backoff", type=float, default=2.0, help="Cap on the wait after a 429 (s).")
     parser.add_argument("--set", action="append", default=None, help="Settings override (repeatable).")
+    parser.add_argument("--only", choices=["ask", "search"], help="All clients on one endpoint (diagnosis).")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "load_api_results.txt")
     args = parser.parse_args(argv)
     args.set = args.set or [f"index.dir={DEFAULT_INDEX}"]
@@ -189,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         ready_s = wait_healthy(base, proc)
         load = os.getloadavg()
-        run = asyncio.run(run_load(base, proc.pid, args.clients, args.seconds, args.max_backoff))
+        run = asyncio.run(run_load(base, proc.pid, args.clients, args.seconds, args.max_backoff, args.only))
         text = report(run, args, ready_s, load, os.getloadavg())
     finally:
         proc.terminate()

@@ -230,6 +230,9 @@ def serve(
     from biocite.index.store import read_manifest
     from biocite.server import create_app
 
+    # oneDNN caches a kernel per input shape; every answer embeds new shapes, so a long-running server's
+    # memory grew without bound (bench/load_api.py). Set before torch loads.
+    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0")
     settings = _settings(preset, overrides)
     read_manifest(settings.index_dir)  # no index: one clear line now, not a traceback at startup
     host = host or settings.server.host

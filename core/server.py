@@ -251,6 +251,7 @@ class AgentRun:
                     self._put(("event", event))
             finally:
                 generator.close()
+                trim_heap()
         except BaseException as exc:  # noqa: BLE001 - handed to the request, which reports it
             self._put(("error", exc))
         else:
@@ -281,6 +282,26 @@ class AgentRun:
         self._stop.set()
         with anyio.CancelScope(shield=True):
             await self._future
+
+
+def trim_heap() -> None:
+    """Give freed heap pages back to the OS (glibc). Embedding batches of ever-different shapes otherwise
+    leave the server's RSS growing by megabytes per answer (bench/load_api.py measured it)."""
+    global _LIBC
+    if _LIBC is None:
+        import ctypes
+        import ctypes.util
+
+        try:
+            _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            _LIBC.malloc_trim  # noqa: B018 - absent outside glibc
+        except (OSError, AttributeError):
+            _LIBC = False
+    if _LIBC:
+        _LIBC.malloc_trim(0)
+
+
+_LIBC: Any = None
 
 
 class Conversations:
@@ -415,7 +436,10 @@ class Service:
             source = StoreSource(self.agent().retriever.index.docs)
             evaluator, _ = build_evaluator(self.settings, list(metrics), source=source)
             self._evaluators[metrics] = evaluator
-        return evaluator.evaluate_entry(RunEntry(topic_id="api", question=question, answer=body.answer))
+        try:
+            return evaluator.evaluate_entry(RunEntry(topic_id="api", question=question, answer=body.answer))
+        finally:
+            trim_heap()
 
     async def in_worker(self, fn: Callable[..., T], *args: Any) -> T:
         """fn in the agent's thread; a cancelled caller still waits for it (the slot stays taken till then)."""
