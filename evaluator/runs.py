@@ -5,8 +5,8 @@ Formats (detected from the content, not the file name):
   biocite JSONL: one `{"topic_id", "question", "answer": Answer}` per line (the batch runner's output).
 - TREC BioGen 2024: `{"team_id", "run_name", "results": [{"topic_id", "answer": "text with [PMID] or
   [PMID, PMID] citations", "references": [...]}]}`.
-- TREC BioGen 2025 (task B): the same envelope, with `answer` a list of sentences
-  `{"text" | "sentence", "citations" | "pmids": [...]}`.
+- TREC BioGen 2025 (task B): the same envelope, with `responses` (the official field, what `biocite batch`
+  writes) or `answer` a list of sentences `{"text" | "sentence", "citations" | "pmids": [...]}`.
 - BioACE / MedAESQA: a JSON list of questions `{"question_id", "question", "machine_generated_answers":
   {"M1": {"answer_sentences": [{"sentence", "citation_assessment": [{"cited_pmid"}]}]}, ...}}`; each
   (question, system) becomes one entry with topic_id `<question_id>/<system>`. This shape is inferred from
@@ -102,21 +102,21 @@ def _biocite_entry(path: Path, row: Any, where: str) -> RunEntry:
     return RunEntry(topic_id=str(topic), question=question, answer=parsed)
 
 
-def _biogen_sentences(path: Path, topic: str, answer: Any) -> list[AnswerSentence]:
+def _biogen_sentences(path: Path, topic: str, answer: Any, field: str = "answer") -> list[AnswerSentence]:
     if isinstance(answer, str):
         return parse_inline_citations(answer)
     if not isinstance(answer, list):
-        raise _fail(path, topic, "answer", "expected a string (2024) or a list of sentences (2025)")
+        raise _fail(path, topic, field, "expected a string (2024) or a list of sentences (2025)")
     out = []
     for i, s in enumerate(answer):
         if not isinstance(s, dict):
-            raise _fail(path, topic, f"answer[{i}]", "expected an object with text and citations")
+            raise _fail(path, topic, f"{field}[{i}]", "expected an object with text and citations")
         text = s.get("text", s.get("sentence"))
         cites = s.get("citations", s.get("pmids", []))
         if not isinstance(text, str):
-            raise _fail(path, topic, f"answer[{i}].text", "missing or not a string")
+            raise _fail(path, topic, f"{field}[{i}].text", "missing or not a string")
         if not isinstance(cites, list) or not all(isinstance(c, (str, int)) for c in cites):
-            raise _fail(path, topic, f"answer[{i}].citations", "expected a list of PMIDs")
+            raise _fail(path, topic, f"{field}[{i}].citations", "expected a list of PMIDs")
         out.append(AnswerSentence(text=text, citations=[Citation(pmid=str(c)) for c in dict.fromkeys(cites)]))
     return out
 
@@ -131,11 +131,12 @@ def _biogen(path: Path, data: dict[str, Any], topics: dict[str, str]) -> Run:
         if not isinstance(r, dict) or "topic_id" not in r:
             raise InputError(f"{path}: results[{i}]: field 'topic_id': missing")
         topic = str(r["topic_id"])
-        if "answer" not in r:
-            raise _fail(path, topic, "answer", "missing")
-        if isinstance(r["answer"], list):
+        field = "responses" if "responses" in r else "answer"
+        if field not in r:
+            raise _fail(path, topic, "answer", "missing ('answer' for 2024, 'responses' for 2025)")
+        if isinstance(r[field], list):
             fmt = "biogen2025"
-        sentences = _biogen_sentences(path, topic, r["answer"])
+        sentences = _biogen_sentences(path, topic, r[field], field)
         question = _question(path, topic, r.get("question"), topics)
         entries.append(
             RunEntry(

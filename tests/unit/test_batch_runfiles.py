@@ -83,6 +83,9 @@ def test_2025_writer_and_validator(tmp_path: Path) -> None:
     path = write(tmp_path, run)
     fmt, problems = validate_run(path)
     assert fmt == "biogen2025" and problems == []
+    loaded = {e.topic_id: e.answer for e in load_run(path).entries}
+    assert [c.pmid for c in loaded["181"].sentences[0].citations] == ["1", "2", "3"]
+    assert loaded["182"].abstained
 
 
 def test_validator_names_the_line_of_each_problem(tmp_path: Path) -> None:
