@@ -17,6 +17,13 @@ _MARKER = re.compile(
 _AFTER_STOP = re.compile(r"([.!?])((?:\s*\[[^\]]{1,40}\])+)")
 _LEADING = re.compile(r"^\s*(?:answer|response)\s*:\s*", re.IGNORECASE)
 _WORDS = re.compile(r"\S+")
+# Words that only made sense pointing at the marker right after them ("as evidenced by [2]", "and [7]").
+_SLOT = "\x00"
+_DANGLING = re.compile(
+    r"\s*,?\s*\b(?:as\s+(?:evidenced|shown|reported|demonstrated|described|seen|noted|indicated|found)"
+    rf"\s+(?:by|in)|according\s+to|see|and|or|in)\s*(?={_SLOT})",
+    re.IGNORECASE,
+)
 
 
 class DraftSentence(BaseModel):
@@ -39,7 +46,8 @@ def _numbers(group: str) -> list[int]:
 
 
 def strip_markers(text: str) -> str:
-    text = _MARKER.sub("", text)
+    text = _DANGLING.sub("", _MARKER.sub(_SLOT, text)).replace(_SLOT, "")
+    text = re.sub(r"\(\s*\)", "", text)
     text = re.sub(r"\s+([.,;:!?])", r"\1", text)
     return " ".join(text.split())
 

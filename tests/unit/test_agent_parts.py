@@ -29,12 +29,25 @@ def test_parse_generation_reads_marker_styles_and_moves_trailing_markers() -> No
     assert [d.text for d in drafts] == [
         "Smoking raises risk.",
         "Survival fell (HR 1.2, p<0.05).",
-        "Statins help and.",
+        "Statins help.",
         "Both.",
         "Patients (12) improved.",
     ]
     assert [d.evidence_ids for d in drafts] == [[1, 2], [3], [], [1, 2], [2]]
     assert drafts[2].pmids == ["555"] and drafts[2].invalid == ["7"]
+
+
+def test_parse_generation_drops_words_that_only_pointed_at_a_marker() -> None:
+    text = (
+        "Mortality fell, as evidenced by [1]. Bleeding was rare according to [2][3]. "
+        "Doses were adjusted in patients with renal failure [1]. Results (see [2]) were consistent."
+    )
+    assert [d.text for d in parse_generation(text, 3, set())] == [
+        "Mortality fell.",
+        "Bleeding was rare.",
+        "Doses were adjusted in patients with renal failure.",
+        "Results were consistent.",
+    ]
 
 
 def test_count_words_ignores_markers() -> None:
