@@ -160,12 +160,12 @@ def select_evidence(
     chosen.sort(key=lambda item: item[0].relevance, reverse=True)
     kept: list[Evidence] = []
     kept_vectors: list[np.ndarray] = []
-    for scored, doc in chosen:
-        vector = cache.encode([scored.sentence.text])[0]
+    for candidate, doc in chosen:
+        vector = cache.encode([candidate.sentence.text])[0]
         if any(float(vector @ other) >= duplicate_cosine for other in kept_vectors):
             continue
         kept_vectors.append(vector)
-        kept.append(to_evidence(scored.sentence, doc, terms, scored.relevance))
+        kept.append(to_evidence(candidate.sentence, doc, terms, candidate.relevance))
     return kept
 
 

@@ -18,10 +18,11 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
@@ -170,11 +171,14 @@ class Agent:
         question = check_question(question, self.config.max_question_chars)
         if mode == "generate":
             _ = self.chat_model  # a missing model file or bad endpoint settings fail here, before any work
-        config = {"configurable": {"thread_id": thread_id or uuid.uuid4().hex}, "recursion_limit": 50}
+        config: RunnableConfig = {
+            "configurable": {"thread_id": thread_id or uuid.uuid4().hex},
+            "recursion_limit": 50,
+        }
         final: AgentState = {}
-        for kind, payload in self.graph.stream(
-            fresh_turn(question, mode), config, stream_mode=["custom", "values"]
-        ):
+        # With a list of stream modes, langgraph yields (mode, payload) pairs.
+        parts = self.graph.stream(fresh_turn(question, mode), config, stream_mode=["custom", "values"])
+        for kind, payload in cast(Iterator[tuple[str, Any]], parts):
             if kind == "custom":
                 yield payload
             else:
@@ -468,7 +472,8 @@ class Agent:
         return kept, note
 
     def _within_limits(self, drafts: list[DraftSentence], notes: list[str]) -> list[DraftSentence]:
-        kept, words = [], 0
+        kept: list[DraftSentence] = []
+        words = 0
         for draft in drafts[: self.config.max_sentences]:
             n = count_words(draft.text)
             if words + n > self.config.max_words:
@@ -617,7 +622,7 @@ NODES = (
 def build_graph(agent: Agent) -> StateGraph:
     graph = StateGraph(AgentState)
     for name in NODES:
-        graph.add_node(name, _timed(name, getattr(agent, name)))
+        graph.add_node(name, _timed(name, getattr(agent, name)))  # type: ignore[call-overload]
     graph.add_edge(START, "contextualize")
     graph.add_edge("contextualize", "plan")
     graph.add_edge("plan", "retrieve")

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any
 
 # Must be set before torch / llama.cpp load (see ARCHITECTURE.md: 2-thread generation collapses without it).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -39,9 +39,9 @@ app.add_typer(calibrate_app, name="calibrate")
 console = Console()
 err_console = Console(stderr=True)
 
-PresetOpt = Annotated[Optional[str], typer.Option("--preset", "-p", help="Preset name or YAML path.")]
+PresetOpt = Annotated[str | None, typer.Option("--preset", "-p", help="Preset name or YAML path.")]
 SetOpt = Annotated[
-    Optional[list[str]], typer.Option("--set", "-s", help="Dotted override, e.g. index.k1=1.2 (repeatable).")
+    list[str] | None, typer.Option("--set", "-s", help="Dotted override, e.g. index.k1=1.2 (repeatable).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 
@@ -67,7 +67,9 @@ def config_show(preset: PresetOpt = None, overrides: SetOpt = None) -> None:
 
 @models_app.command("install")
 def models_install(
-    names: Annotated[Optional[list[str]], typer.Argument(help="Model ids; default: those the preset uses.")] = None,
+    names: Annotated[
+        list[str] | None, typer.Argument(help="Model ids; default: those the preset uses.")
+    ] = None,
     preset: PresetOpt = None,
     overrides: SetOpt = None,
 ) -> None:
@@ -81,7 +83,7 @@ def models_install(
 
 @models_app.command("verify")
 def models_verify(
-    names: Annotated[Optional[list[str]], typer.Argument(help="Model ids; default: all installed.")] = None,
+    names: Annotated[list[str] | None, typer.Argument(help="Model ids; default: all installed.")] = None,
     preset: PresetOpt = None,
     overrides: SetOpt = None,
 ) -> None:
@@ -99,7 +101,7 @@ def models_verify(
 @index_app.command("build")
 def index_build(
     corpus: Annotated[
-        Optional[list[Path]], typer.Option("--corpus", help="JSONL / XML / XML.gz file or folder (repeatable).")
+        list[Path] | None, typer.Option("--corpus", help="JSONL / XML / XML.gz file or folder (repeatable).")
     ] = None,
     preset: PresetOpt = None,
     overrides: SetOpt = None,
@@ -115,7 +117,9 @@ def index_build(
 
 @index_app.command("add")
 def index_add(
-    paths: Annotated[list[Path], typer.Argument(help="Corpus files or folders to add to the existing index.")],
+    paths: Annotated[
+        list[Path], typer.Argument(help="Corpus files or folders to add to the existing index.")
+    ],
     preset: PresetOpt = None,
     overrides: SetOpt = None,
 ) -> None:
@@ -171,7 +175,9 @@ def search(
         console.print_json(json.dumps([h.model_dump() for h in hits]))
         return
     for hit in hits:
-        console.print(f"[bold]{hit.rank:>2}. PMID {hit.pmid}[/bold]  score {hit.score:.3f}  {hit.display_title}")
+        console.print(
+            f"[bold]{hit.rank:>2}. PMID {hit.pmid}[/bold]  score {hit.score:.3f}  {hit.display_title}"
+        )
         if hit.best_sentence:
             console.print(f"    [dim]» {hit.best_sentence.text}[/dim]")
 
@@ -179,7 +185,7 @@ def search(
 # --- ask / chat (agent) ------------------------------------------------------------------------------
 
 ModeOpt = Annotated[
-    Optional[str], typer.Option("--mode", "-m", help="generate (LLM, verified) or extractive (no LLM).")
+    str | None, typer.Option("--mode", "-m", help="generate (LLM, verified) or extractive (no LLM).")
 ]
 
 
@@ -202,7 +208,12 @@ def ask(
         console.print_json(agent.ask(question, mode=mode).model_dump_json())
         return
     with err_console.status("thinking") as status:
-        answer = agent.ask(question, mode=mode, on_event=lambda e: e["event"] == "start" and status.update(e["node"]))
+
+        def show_step(event: dict[str, Any]) -> None:
+            if event["event"] == "start":
+                status.update(event["node"])
+
+        answer = agent.ask(question, mode=mode, on_event=show_step)
     render_answer(console, answer, show_trace=trace)
 
 
@@ -219,8 +230,12 @@ def chat(mode: ModeOpt = None, preset: PresetOpt = None, overrides: SetOpt = Non
 
 @app.command("serve")
 def serve(
-    host: Annotated[Optional[str], typer.Option("--host", help="Bind address (default server.host: 127.0.0.1).")] = None,
-    port: Annotated[Optional[int], typer.Option("--port", min=0, max=65535, help="Port (default server.port: 8000).")] = None,
+    host: Annotated[
+        str | None, typer.Option("--host", help="Bind address (default server.host: 127.0.0.1).")
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option("--port", min=0, max=65535, help="Port (default server.port: 8000).")
+    ] = None,
     preset: PresetOpt = None,
     overrides: SetOpt = None,
 ) -> None:
@@ -238,7 +253,9 @@ def serve(
     host = host or settings.server.host
     port = settings.server.port if port is None else port
     if host not in ("127.0.0.1", "localhost", "::1") and not os.environ.get(settings.server.token_env):
-        err_console.print(f"[yellow]warning:[/yellow] serving on {host} without a token (${settings.server.token_env})")
+        err_console.print(
+            f"[yellow]warning:[/yellow] serving on {host} without a token (${settings.server.token_env})"
+        )
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")  # fmt: skip
 
 
@@ -249,7 +266,9 @@ def serve(
 def train_reranker_cmd(
     preset: PresetOpt = None,
     overrides: SetOpt = None,
-    if_missing: Annotated[bool, typer.Option("--if-missing", help="Do nothing if a trained artifact exists.")] = False,
+    if_missing: Annotated[
+        bool, typer.Option("--if-missing", help="Do nothing if a trained artifact exists.")
+    ] = False,
 ) -> None:
     """Train the cross-encoder reranker head on PubMedQA development questions (train split)."""
     from biocite.index.rerank import train_reranker
@@ -268,24 +287,24 @@ def train_reranker_cmd(
 @app.command("evaluate")
 def evaluate_cmd(
     runs: Annotated[
-        Optional[list[Path]], typer.Argument(help="Run file (biocite JSON/JSONL, BioGen 2024/2025, BioACE).")
+        list[Path] | None, typer.Argument(help="Run file (biocite JSON/JSONL, BioGen 2024/2025, BioACE).")
     ] = None,
     gold: Annotated[
-        Optional[Path], typer.Option("--gold", help="Gold nuggets: JSON {topic_id: [..]} or JSONL.")
+        Path | None, typer.Option("--gold", help="Gold nuggets: JSON {topic_id: [..]} or JSONL.")
     ] = None,
     metrics: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--metrics", help="Comma list: completeness,correctness,citation,nuggets."),
     ] = None,
     out: Annotated[Path, typer.Option("--out", help="Output folder (metrics.json, report.html).")] = Path(
         "eval-out"
     ),
     compare: Annotated[
-        Optional[list[Path]],
+        list[Path] | None,
         typer.Option("--compare", help="Two runs, A and B: paired differences (give twice)."),
     ] = None,
     judge: Annotated[
-        Optional[str], typer.Option("--judge", help="head or llm (default: evaluator.judge).")
+        str | None, typer.Option("--judge", help="head or llm (default: evaluator.judge).")
     ] = None,
     preset: PresetOpt = None,
     overrides: SetOpt = None,
@@ -415,12 +434,12 @@ def batch_cmd(
     out: Annotated[Path, typer.Option("--out", help="Run file to write (journal kept next to it).")],
     mode: ModeOpt = None,
     run_format: Annotated[
-        Optional[str], typer.Option("--format", help="biogen2024 or biogen2025 (default: from the topics).")
+        str | None, typer.Option("--format", help="biogen2024 or biogen2025 (default: from the topics).")
     ] = None,
     workers: Annotated[
-        Optional[int], typer.Option("--workers", min=1, help="Parallel workers (openai backend).")
+        int | None, typer.Option("--workers", min=1, help="Parallel workers (openai backend).")
     ] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N topics.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N topics.")] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard the journal of an earlier run.")] = False,
     preset: PresetOpt = None,
     overrides: SetOpt = None,
@@ -463,7 +482,7 @@ def batch_cmd(
 def validate_cmd(
     run: Annotated[Path, typer.Argument(help="BioGen 2024 or 2025 run file.")],
     topics: Annotated[
-        Optional[str], typer.Option("--topics", help="Also check every topic of this set is answered.")
+        str | None, typer.Option("--topics", help="Also check every topic of this set is answered.")
     ] = None,
 ) -> None:
     """Check a run file against the BioGen format rules; exit 0 if valid, 2 if not."""
@@ -487,12 +506,12 @@ def validate_cmd(
 def report_cmd(
     run: Annotated[Path, typer.Argument(help="A run written by `biocite batch` (or any run file).")],
     gold: Annotated[
-        Optional[str], typer.Option("--gold", help="Gold nuggets file, or 'pubmedqa' (long answers).")
+        str | None, typer.Option("--gold", help="Gold nuggets file, or 'pubmedqa' (long answers).")
     ] = None,
     out: Annotated[
-        Optional[Path], typer.Option("--out", help="Folder (default: <run>.report next to it).")
+        Path | None, typer.Option("--out", help="Folder (default: <run>.report next to it).")
     ] = None,
-    metrics: Annotated[Optional[str], typer.Option("--metrics", help="Comma list (default: all).")] = None,
+    metrics: Annotated[str | None, typer.Option("--metrics", help="Comma list (default: all).")] = None,
     preset: PresetOpt = None,
     overrides: SetOpt = None,
     json_out: JsonOpt = False,

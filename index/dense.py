@@ -112,9 +112,10 @@ class DenseIndex:
     def build(cls, ids: list[str], vectors: np.ndarray, kind: FaissKind) -> DenseIndex:
         dim = vectors.shape[1]
         if kind == "hnsw":
-            index: faiss.Index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = 80
-            index.hnsw.efSearch = 128
+            hnsw = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
+            hnsw.hnsw.efConstruction = 80
+            hnsw.hnsw.efSearch = 128
+            index: faiss.Index = hnsw
         else:
             index = faiss.IndexFlatIP(dim)
         if len(ids):
