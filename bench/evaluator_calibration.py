@@ -192,9 +192,7 @@ def main() -> None:
         f"\nhead label sets: completeness {COMPLETENESS_HEAD_LABELS} (no Inappropriate examples in K-QA); "
         f"citation {SUPPORT_LABELS}. LLM sample: {args.llm_sample} per gold label, seed {seed}."
     )
-    print(
-        "chance macro-F1 (uniform guessing): completeness ~0.33 (3 labels), citation ~0.25 (4 labels)"
-    )
+    print("chance macro-F1 (uniform guessing): completeness ~0.33 (3 labels), citation ~0.25 (4 labels)")
 
 
 if __name__ == "__main__":

@@ -46,11 +46,15 @@ def build_once(overrides: list[str]) -> tuple[float, dict]:
 def describe(label: str, wall: float, report: dict) -> None:
     steps = "  ".join(f"{k} {v:.1f}s" for k, v in report["seconds"].items())
     print(f"{label:<16} wall {wall:6.1f} s ({wall / TARGET_SECONDS:.2f}x the 4-minute target)  {steps}")
-    print(f"{'':<16} {report['documents']} documents, {report['sentences']} sentences, peak RSS {report['peak_rss_mb']:.0f} MB")
+    print(
+        f"{'':<16} {report['documents']} documents, {report['sentences']} sentences, peak RSS {report['peak_rss_mb']:.0f} MB"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--compare-fp32", action="store_true", help="also build with fp32 embeddings")
     parser.add_argument("--set", dest="overrides", action="append", default=[])
     args = parser.parse_args()

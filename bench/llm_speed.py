@@ -17,10 +17,11 @@ import time
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import psutil
+from langchain_core.messages import HumanMessage, SystemMessage
+
 from biocite.agent.llm import LlamaCppChatModel, unload_models, yes_probability
 from biocite.models import model_path
 from biocite.settings import Settings
-from langchain_core.messages import HumanMessage, SystemMessage
 
 ABSTRACT = (
     "Background: Aspirin is widely used for the secondary prevention of cardiovascular events, but its role "

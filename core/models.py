@@ -24,9 +24,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
+from pydantic import BaseModel, Field
+
 from biocite.errors import ModelError
 from biocite.settings import Settings
-from pydantic import BaseModel, Field
 
 STAMP = "install.json"
 CHUNK = 1 << 20

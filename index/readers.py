@@ -17,10 +17,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from biocite.errors import InputError
-from biocite.records import Document, Section
 from lxml import etree
 from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from biocite.errors import InputError
+from biocite.records import Document, Section
 
 log = logging.getLogger(__name__)
 

@@ -17,6 +17,7 @@ import re
 from functools import lru_cache
 
 import pysbd
+
 from biocite.records import Document, Sentence
 
 _ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*$")

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+
 from biocite.agent import llm
 from biocite.errors import ModelError
 from biocite.models import install_models
 from biocite.settings import Settings
-from langchain_core.messages import HumanMessage, SystemMessage
 
 # --- local llama.cpp (SmolLM2-135M: fluent nonsense, so only shape and plumbing are checked) -------------
 

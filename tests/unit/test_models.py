@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from biocite import models
 from biocite.errors import ModelError
 from biocite.models import ModelSpec, PackagePin

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+
 from biocite.errors import InputError
 from biocite.index.readers import Deletion, ReadStats, iter_records, read_documents
 from biocite.records import Document

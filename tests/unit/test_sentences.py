@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from biocite.index.readers import read_documents
 from biocite.index.sentences import split_sentences
 from biocite.records import Document, Section, Sentence
