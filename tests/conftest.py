@@ -43,6 +43,26 @@ MINI_CORPUS = [
 ]
 
 
+# Three PubMedQA development questions whose source abstracts are in the embedded corpus.
+QUESTION_PMIDS = ["10808977", "10340286", "10473855"]
+
+
+def write_question_corpus(path: Path) -> dict[str, str]:
+    """Write the three source abstracts and 37 unrelated ones to `path`; return {pmid: question}."""
+    questions = json.loads((DATA / "pubmedqa/dev_questions.json").read_text())
+    rows, extra = [], 0
+    with (DATA / "corpus/abstracts.jsonl").open() as handle:
+        for line in handle:
+            row = json.loads(line)
+            if str(row["pmid"]) in QUESTION_PMIDS:
+                rows.append(row)
+            elif extra < 37 and str(row["pmid"]) not in questions:
+                rows.append(row)
+                extra += 1
+    write_jsonl(path, rows)
+    return {p: questions[p]["question"] for p in QUESTION_PMIDS}
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path

@@ -7,7 +7,6 @@ slices of the abstract, and unverified sentences never survive.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -20,32 +19,18 @@ from biocite.index.hybrid import clear_retriever_cache
 from biocite.models import install_models
 from biocite.records import Answer
 from biocite.settings import Settings, load_settings
+from tests.conftest import QUESTION_PMIDS, write_question_corpus
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
-QUESTION_PMIDS = ["10808977", "10340286", "10473855"]
-
-
-def fixture_corpus(path: Path) -> tuple[Path, dict[str, str]]:
-    questions = json.loads((REPO / "data/pubmedqa/dev_questions.json").read_text())
-    rows, extra = [], 0
-    with (REPO / "data/corpus/abstracts.jsonl").open() as handle:
-        for line in handle:
-            row = json.loads(line)
-            if str(row["pmid"]) in QUESTION_PMIDS:
-                rows.append(row)
-            elif extra < 37 and str(row["pmid"]) not in questions:
-                rows.append(row)
-                extra += 1
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path, {p: questions[p]["question"] for p in QUESTION_PMIDS}
 
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, dict[str, str]]:
     root = tmp_path_factory.mktemp("agent")
-    corpus, questions = fixture_corpus(root / "corpus.jsonl")
+    corpus = root / "corpus.jsonl"
+    questions = write_question_corpus(corpus)
     settings = load_settings(
         "test", [f"home={root / 'home'}", f"index.dir={root / 'index'}", "index.reranker=dense"]
     )

@@ -26,31 +26,13 @@ from biocite.index.hybrid import clear_retriever_cache
 from biocite.records import Answer, AnswerSentence, Citation
 from biocite.server import create_app
 from biocite.settings import Settings, load_settings
-
-REPO = Path(__file__).resolve().parents[2]
-QUESTION_PMIDS = ["10808977", "10340286", "10473855"]
-
-
-def fixture_corpus(path: Path) -> dict[str, str]:
-    """The three PubMedQA source abstracts and 37 others; returns {pmid: question}."""
-    questions = json.loads((REPO / "data/pubmedqa/dev_questions.json").read_text())
-    rows, extra = [], 0
-    with (REPO / "data/corpus/abstracts.jsonl").open() as handle:
-        for line in handle:
-            row = json.loads(line)
-            if str(row["pmid"]) in QUESTION_PMIDS:
-                rows.append(row)
-            elif extra < 37 and str(row["pmid"]) not in questions:
-                rows.append(row)
-                extra += 1
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return {p: questions[p]["question"] for p in QUESTION_PMIDS}
+from tests.conftest import QUESTION_PMIDS, write_question_corpus
 
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, dict[str, str], Agent]:
     root = tmp_path_factory.mktemp("server")
-    questions = fixture_corpus(root / "corpus.jsonl")
+    questions = write_question_corpus(root / "corpus.jsonl")
     settings = load_settings(
         "test",
         [
