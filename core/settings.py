@@ -54,9 +54,8 @@ class IndexSettings(BaseModel):
     fusion: Literal["rrf", "weighted"] = "weighted"  # measured best on PubMedQA validation
     rrf_k: int = 60
     dense_weight: float = 0.6  # weighted fusion; tuned on the PubMedQA train split
-    reranker: Literal["none", "dense", "cross"] = (
-        "none"  # neither reranker helped (bench/retrieval_pubmedqa.py)
-    )
+    # neither reranker helped (bench/retrieval_pubmedqa.py)
+    reranker: Literal["none", "dense", "cross"] = "none"
     rerank_k: int = 20  # how many fused candidates the reranker sees
     dense_rerank_model: str = "minilm"  # reranker=dense: "minilm", "mpnet" or a sentence-transformers folder
     reranker_path: Path | None = None  # default: <home>/models/reranker/
@@ -64,9 +63,8 @@ class IndexSettings(BaseModel):
 
 class LLMSettings(BaseModel):
     backend: Literal["llamacpp", "openai"] = "llamacpp"
-    model: str = (
-        "qwen1.5b"  # a model id known to `biocite models`, or a GGUF path, or an endpoint's model name
-    )
+    # a model id known to `biocite models`, or a GGUF path, or an endpoint's model name
+    model: str = "qwen1.5b"
     base_url: str | None = None  # OpenAI-compatible endpoint, e.g. http://localhost:8000/v1
     api_key_env: str = "OPENAI_API_KEY"  # name of the environment variable holding the key
     temperature: float = 0.0
@@ -110,9 +108,8 @@ class EvaluatorSettings(BaseModel):
     citation_head: Path | None = None  # default: <home>/models/evaluator/citation_head/
     cache_dir: Path | None = None  # judge cache + log; default: <home>/cache/evaluator/
     llm_windows: int = 2  # LLM judge: abstract windows judged per citation (most similar first); head: all
-    retrieved_k: int = (
-        0  # extra BM25 abstracts per question for correctness / misattribution (0 = trace only)
-    )
+    # extra BM25 abstracts per question for correctness / misattribution (0 = trace only)
+    retrieved_k: int = 0
 
 
 class BatchSettings(BaseModel):
@@ -121,9 +118,8 @@ class BatchSettings(BaseModel):
     team_id: str = "biocite"
     run_name: str | None = None  # default: the run file's name without extension
     contact_email: str = ""  # the validator warns while it is empty
-    retries: int = Field(
-        default=2, ge=0
-    )  # extra tries of a topic that raised, before it is recorded as failed
+    # extra tries of a topic that raised, before it is recorded as failed
+    retries: int = Field(default=2, ge=0)
     workers: int = Field(default=4, ge=1)  # OpenAI-compatible endpoints only; the local model uses 1
 
 
@@ -133,14 +129,12 @@ class ServerSettings(BaseModel):
     host: str = "127.0.0.1"  # loopback unless told otherwise
     port: int = Field(default=8000, ge=0, le=65535)
     queue_size: int = Field(default=8, ge=0)  # requests waiting behind the running one; more get 429
-    max_k: int = Field(
-        default=50, ge=1
-    )  # /v1/search k limit (the question limit is agent.max_question_chars)
+    # /v1/search k limit (the question limit is agent.max_question_chars)
+    max_k: int = Field(default=50, ge=1)
     max_pmids: int = Field(default=50, ge=1)  # /v1/documents PMIDs per request
     search_threads: int = Field(default=2, ge=1)  # concurrent /v1/search and /v1/documents requests
-    max_conversations: int = Field(
-        default=256, ge=1
-    )  # thread_ids kept in chat memory, oldest forgotten first
+    # thread_ids kept in chat memory, oldest forgotten first
+    max_conversations: int = Field(default=256, ge=1)
     retry_after_s: float = Field(default=5.0, gt=0)  # Retry-After per queued request until one has been timed
     token_env: str = "BIOCITE_API_TOKEN"  # when this variable is set, /v1 routes need `Bearer <token>`
     cors_origins: list[str] = Field(default_factory=list)  # CORS is off unless origins are listed
