@@ -21,6 +21,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import typer
 from rich.console import Console
 
+from biocite.cli_corpus import corpus_app
 from biocite.errors import BiociteError
 from biocite.settings import Settings, load_settings
 
@@ -35,6 +36,7 @@ app.add_typer(index_app, name="index")
 app.add_typer(train_app, name="train")
 calibrate_app = typer.Typer(no_args_is_help=True, help="Calibrate the evaluator's judges and nugget matcher.")
 app.add_typer(calibrate_app, name="calibrate")
+app.add_typer(corpus_app, name="corpus")
 
 console = Console()
 err_console = Console(stderr=True)
