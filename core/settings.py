@@ -37,14 +37,21 @@ class CorpusSettings(BaseModel):
 
 class IndexSettings(BaseModel):
     dir: Path | None = None  # default: <home>/index/<corpus name>
-    bm25_backend: Literal["bm25s", "rank_bm25"] = "bm25s"
+    # tantivy: on-disk BM25 for large corpora (index/lexical.py); its scores are Lucene's, not rank-bm25's
+    bm25_backend: Literal["bm25s", "rank_bm25", "tantivy"] = "bm25s"
     k1: float = 1.5
     b: float = 0.75
     epsilon: float = 0.25  # rank-bm25's floor for negative IDF, as a share of the mean IDF
     stem: bool = True
     dense_model: str = "minilm"  # "minilm", "mpnet", or a sentence-transformers folder
-    faiss_kind: Literal["auto", "flat", "hnsw"] = "auto"
+    # ivfpq: IVF-PQ candidates re-scored exactly from float16 vectors on disk (index/ivfpq.py), for large corpora
+    faiss_kind: Literal["auto", "flat", "hnsw", "ivfpq"] = "auto"
     hnsw_above: int = 100_000  # auto: flat up to this many vectors, HNSW above
+    ivf_nlist: int = Field(default=0, ge=0)  # ivfpq: inverted lists; 0 = about 4 sqrt(N)
+    pq_m: int = Field(default=48, ge=1)  # ivfpq: PQ sub-quantizers (48 x 4 bits = 24 B a vector at 384-d)
+    pq_bits: Literal[4, 8] = 4  # ivfpq: 4 = fast-scan codes
+    ivf_nprobe: int = Field(default=32, ge=1)  # ivfpq: lists searched per query
+    rescore_k: int = Field(default=200, ge=1)  # ivfpq: candidates re-scored exactly from float16 vectors
     embed_batch_size: int = 64
     # bf16 autocast: 2.5x faster embedding on CPUs with native bf16 (avx512_bf16 / AMX), cosine to fp32
     # 0.99998 on the default corpus; "auto" uses it only where the CPU has it.

@@ -21,6 +21,8 @@ from tqdm import tqdm
 from biocite.errors import IndexMismatchError, InputError
 from biocite.index.bm25 import BM25Index
 from biocite.index.dense import DenseIndex, Embedder, choose_faiss_kind
+from biocite.index.ivfpq import IvfPqIndex, IvfPqParams
+from biocite.index.lexical import TantivyBM25
 from biocite.index.readers import Deletion, ReadStats, expand_paths, iter_records
 from biocite.index.sentences import split_sentences
 from biocite.index.store import (
@@ -40,6 +42,7 @@ from biocite.records import Document
 from biocite.settings import Settings
 
 TOKENIZER_VERSION = 1
+TANTIVY_DIR = "tantivy"
 COMMIT_EVERY = 500
 EMBED_CHUNK = 256
 
@@ -86,8 +89,24 @@ def bm25_params(settings: Settings) -> dict[str, object]:
     }
 
 
+def ivfpq_params(settings: Settings) -> IvfPqParams:
+    ix = settings.index
+    return IvfPqParams(
+        nlist=ix.ivf_nlist, pq_m=ix.pq_m, pq_bits=ix.pq_bits, nprobe=ix.ivf_nprobe, rescore_k=ix.rescore_k
+    )
+
+
 def library_versions() -> dict[str, str]:
-    names = ["biocite", "bm25s", "rank-bm25", "faiss-cpu", "sentence-transformers", "torch", "pysbd"]
+    names = [
+        "biocite",
+        "bm25s",
+        "rank-bm25",
+        "tantivy",
+        "faiss-cpu",
+        "sentence-transformers",
+        "torch",
+        "pysbd",
+    ]
     return {name: version(name) for name in names}
 
 
@@ -110,12 +129,19 @@ def build_index(settings: Settings, paths: Sequence[Path], *, progress: bool = T
         embedder = Embedder.from_settings(settings)
         report.embedded = _embed_missing(store, embedder, settings, progress=progress)
     with _timed(report, "bm25"):
-        bm25 = _build_bm25(store, settings)
-        bm25.save(index_dir / "bm25")
+        if settings.index.bm25_backend == "tantivy":
+            TantivyBM25.build(store.iter_tokens(), index_dir / TANTIVY_DIR)
+        else:
+            _build_bm25(store, settings).save(index_dir / "bm25")
     with _timed(report, "faiss"):
-        ids, vectors = store.all_embeddings(embedder.name, embedder.dim)
-        kind = choose_faiss_kind(settings.index.faiss_kind, len(ids), settings.index.hnsw_above)
-        DenseIndex.build(ids, vectors, kind).save(index_dir)
+        n_vectors = store.embedding_count(embedder.name)
+        kind = choose_faiss_kind(settings.index.faiss_kind, n_vectors, settings.index.hnsw_above)
+        if kind == "ivfpq":
+            chunks = store.iter_embeddings(embedder.name, embedder.dim)
+            IvfPqIndex.build(chunks, n_vectors, embedder.dim, index_dir, ivfpq_params(settings))
+        else:
+            ids, vectors = store.all_embeddings(embedder.name, embedder.dim)
+            DenseIndex.build(ids, vectors, kind).save(index_dir)
 
     sources = [describe_source(f) for f in files]
     manifest.sources = sources
@@ -259,8 +285,8 @@ class LoadedIndex:
     dir: Path
     manifest: Manifest
     docs: DocStore
-    bm25: BM25Index
-    dense: DenseIndex
+    bm25: BM25Index | TantivyBM25
+    dense: DenseIndex | IvfPqIndex
     embedder: Embedder
     stem: bool
 
@@ -283,6 +309,11 @@ def check_compatible(manifest: Manifest, settings: Settings, index_dir: Path) ->
             f"the index in {index_dir} was built with other BM25 parameters ({', '.join(changed)}): "
             "run `biocite index build`"
         )
+    if (settings.index.faiss_kind == "ivfpq") != (manifest.faiss_kind == "ivfpq"):
+        raise IndexMismatchError(
+            f"the index in {index_dir} has a {manifest.faiss_kind!r} dense index but settings ask for "
+            f"{settings.index.faiss_kind!r}: run `biocite index build`"
+        )
     for source in manifest.sources:
         if not source_unchanged(source):
             raise IndexMismatchError(
@@ -298,8 +329,20 @@ def open_index(settings: Settings) -> LoadedIndex:
         dir=index_dir,
         manifest=manifest,
         docs=DocStore(index_dir / "docs.sqlite", readonly=True),
-        bm25=BM25Index.load(index_dir / "bm25"),
-        dense=DenseIndex.load(index_dir),
+        bm25=_load_lexical(index_dir, settings),
+        dense=_load_dense(index_dir, manifest, settings),
         embedder=Embedder.from_settings(settings),
         stem=settings.index.stem,
     )
+
+
+def _load_lexical(index_dir: Path, settings: Settings) -> BM25Index | TantivyBM25:
+    if settings.index.bm25_backend == "tantivy":
+        return TantivyBM25.load(index_dir / TANTIVY_DIR)
+    return BM25Index.load(index_dir / "bm25")
+
+
+def _load_dense(index_dir: Path, manifest: Manifest, settings: Settings) -> DenseIndex | IvfPqIndex:
+    if manifest.faiss_kind == "ivfpq":
+        return IvfPqIndex.load(index_dir, ivfpq_params(settings))
+    return DenseIndex.load(index_dir)

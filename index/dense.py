@@ -91,11 +91,11 @@ class Embedder:
         return vectors.float().numpy()
 
 
-FaissKind = Literal["flat", "hnsw"]
+FaissKind = Literal["flat", "hnsw", "ivfpq"]
 
 
 def choose_faiss_kind(setting: str, n_vectors: int, hnsw_above: int) -> FaissKind:
-    if setting in ("flat", "hnsw"):
+    if setting in ("flat", "hnsw", "ivfpq"):
         return setting  # type: ignore[return-value]
     return "hnsw" if n_vectors > hnsw_above else "flat"
 

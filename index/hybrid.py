@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from biocite.errors import BiociteError
@@ -69,16 +69,29 @@ def weighted_fuse(
 # --- best sentence -------------------------------------------------------------------------------------
 
 
+class _EngineFrequencies:
+    """Document frequencies read from an engine that keeps them (tantivy), not counted in memory."""
+
+    def __init__(self, doc_freq: Callable[[str], int]) -> None:
+        self.doc_freq = doc_freq
+
+    def get(self, token: str) -> int:
+        return self.doc_freq(token)
+
+
 class IdfTable:
     """Corpus IDF of the index's BM25 tokens (Robertson-Sparck Jones, floored at a small positive value)."""
 
-    def __init__(self, document_frequency: Counter[str], n_docs: int) -> None:
+    def __init__(self, document_frequency: Counter[str] | _EngineFrequencies, n_docs: int) -> None:
         self.df = document_frequency
         self.n = max(n_docs, 1)
         self.unseen = math.log(1 + (self.n + 0.5) / 0.5)
 
     @classmethod
     def from_index(cls, index: LoadedIndex) -> IdfTable:
+        doc_freq = getattr(index.bm25, "doc_freq", None)
+        if doc_freq is not None:
+            return cls(_EngineFrequencies(doc_freq), len(index.bm25))
         df: Counter[str] = Counter()
         n = 0
         for _, tokens in index.docs.iter_tokens():

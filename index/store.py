@@ -241,6 +241,25 @@ class DocStore:
         vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
         return [r[0] for r in rows], vectors
 
+    def embedding_count(self, model: str) -> int:
+        row = self.conn.execute(
+            "SELECT COUNT(*) FROM embeddings e JOIN docs d ON d.pmid = e.pmid WHERE e.model = ?", (model,)
+        ).fetchone()
+        return int(row[0])
+
+    def iter_embeddings(
+        self, model: str, dim: int, chunk: int = 20_000
+    ) -> Iterator[tuple[list[str], np.ndarray]]:
+        """The same rows as `all_embeddings`, in chunks, so a large index never holds them all at once."""
+        rows = self.conn.execute(
+            "SELECT e.pmid, e.vector FROM embeddings e JOIN docs d ON d.pmid = e.pmid "
+            "WHERE e.model = ? ORDER BY e.pmid",
+            (model,),
+        )
+        while batch := rows.fetchmany(chunk):
+            vectors = np.frombuffer(b"".join(r[1] for r in batch), dtype=np.float32).reshape(len(batch), dim)
+            yield [r[0] for r in batch], vectors
+
     def drop_embeddings_except(self, model: str) -> None:
         self.conn.execute("DELETE FROM embeddings WHERE model != ?", (model,))
 

@@ -37,18 +37,33 @@ def corpus_rows() -> list[dict]:
     return shipped_abstracts(N_DOCS)
 
 
-@pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory, corpus_rows: list[dict]) -> Path:
-    root = tmp_path_factory.mktemp("retrieval")
+# The same tests on the default engines (bm25s + flat FAISS) and on the scale path (tantivy + IVF-PQ).
+ENGINES = {"default": [], "scale": ["index.bm25_backend=tantivy", "index.faiss_kind=ivfpq"]}
+ENGINE_OF: dict[Path, str] = {}
+
+
+@pytest.fixture(scope="module", params=list(ENGINES))
+def root(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, corpus_rows: list[dict]
+) -> Path:
+    root = tmp_path_factory.mktemp(f"retrieval-{request.param}")
+    ENGINE_OF[root] = request.param
     corpus = write_jsonl(root / "corpus.jsonl", corpus_rows)
     build_index(settings_for(root, "none"), [corpus], progress=False)
     return root
 
 
 def settings_for(root: Path, reranker: str, *extra: str):
+    engine = ENGINES[ENGINE_OF[root]]
     return load_settings(
         "test",
-        [f"home={root / 'home'}", f"index.dir={root / 'index'}", f"index.reranker={reranker}", *extra],
+        [
+            f"home={root / 'home'}",
+            f"index.dir={root / 'index'}",
+            f"index.reranker={reranker}",
+            *engine,
+            *extra,
+        ],
     )
 
 
