@@ -37,6 +37,10 @@ class CorpusSettings(BaseModel):
 
 class IndexSettings(BaseModel):
     dir: Path | None = None  # default: <home>/index/<corpus name>
+    # local: the engines below in the index folder; milvus: BM25 + dense in one Milvus collection
+    engine: Literal["local", "milvus"] = "local"
+    milvus_uri: str = ""  # engine=milvus: http://host:19530; empty = milvus-lite file in the index folder
+    milvus_collection: str = "biocite"
     # tantivy: on-disk BM25 for large corpora (index/lexical.py); its scores are Lucene's, not rank-bm25's
     bm25_backend: Literal["bm25s", "rank_bm25", "tantivy"] = "bm25s"
     k1: float = 1.5

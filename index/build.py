@@ -14,7 +14,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
+from typing import Protocol
 
+import numpy as np
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
@@ -79,7 +81,9 @@ def corpus_files(paths: Sequence[Path]) -> list[Path]:
 
 def bm25_params(settings: Settings) -> dict[str, object]:
     ix = settings.index
+    engine = {"engine": ix.engine} if ix.engine != "local" else {}  # absent for local: older indexes match
     return {
+        **engine,
         "backend": ix.bm25_backend,
         "k1": ix.k1,
         "b": ix.b,
@@ -128,20 +132,12 @@ def build_index(settings: Settings, paths: Sequence[Path], *, progress: bool = T
     with _timed(report, "embed"):
         embedder = Embedder.from_settings(settings)
         report.embedded = _embed_missing(store, embedder, settings, progress=progress)
-    with _timed(report, "bm25"):
-        if settings.index.bm25_backend == "tantivy":
-            TantivyBM25.build(store.iter_tokens(), index_dir / TANTIVY_DIR)
-        else:
-            _build_bm25(store, settings).save(index_dir / "bm25")
-    with _timed(report, "faiss"):
-        n_vectors = store.embedding_count(embedder.name)
-        kind = choose_faiss_kind(settings.index.faiss_kind, n_vectors, settings.index.hnsw_above)
-        if kind == "ivfpq":
-            chunks = store.iter_embeddings(embedder.name, embedder.dim)
-            IvfPqIndex.build(chunks, n_vectors, embedder.dim, index_dir, ivfpq_params(settings))
-        else:
-            ids, vectors = store.all_embeddings(embedder.name, embedder.dim)
-            DenseIndex.build(ids, vectors, kind).save(index_dir)
+    if settings.index.engine == "milvus":
+        with _timed(report, "milvus"):
+            _build_milvus(store, embedder, settings)
+        kind = "milvus"
+    else:
+        kind = _build_local_engines(store, embedder, settings, report)
 
     sources = [describe_source(f) for f in files]
     manifest.sources = sources
@@ -156,6 +152,44 @@ def build_index(settings: Settings, paths: Sequence[Path], *, progress: bool = T
     write_manifest(index_dir, manifest)
     report.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return report
+
+
+def _build_local_engines(store: DocStore, embedder: Embedder, settings: Settings, report: BuildReport) -> str:
+    """BM25 (bm25s, rank-bm25 or tantivy) and FAISS (flat, HNSW or IVF-PQ) files in the index folder."""
+    index_dir = settings.index_dir
+    with _timed(report, "bm25"):
+        if settings.index.bm25_backend == "tantivy":
+            TantivyBM25.build(store.iter_tokens(), index_dir / TANTIVY_DIR)
+        else:
+            _build_bm25(store, settings).save(index_dir / "bm25")
+    with _timed(report, "faiss"):
+        n_vectors = store.embedding_count(embedder.name)
+        kind = choose_faiss_kind(settings.index.faiss_kind, n_vectors, settings.index.hnsw_above)
+        if kind == "ivfpq":
+            chunks = store.iter_embeddings(embedder.name, embedder.dim)
+            IvfPqIndex.build(chunks, n_vectors, embedder.dim, index_dir, ivfpq_params(settings))
+        else:
+            ids, vectors = store.all_embeddings(embedder.name, embedder.dim)
+            DenseIndex.build(ids, vectors, kind).save(index_dir)
+    return kind
+
+
+def milvus_uri(settings: Settings) -> str:
+    from biocite.index.milvus import lite_uri
+
+    return settings.index.milvus_uri or lite_uri(settings.index_dir)
+
+
+def _build_milvus(store: DocStore, embedder: Embedder, settings: Settings) -> None:
+    from biocite.index.milvus import MilvusIndex
+
+    def rows() -> Iterator[tuple[list[str], list[list[str]], np.ndarray]]:
+        for pmids, vectors in store.iter_embeddings(embedder.name, embedder.dim, chunk=2000):
+            tokens = store.tokens_many(pmids)
+            yield pmids, [tokens[p] for p in pmids], vectors
+
+    ix = settings.index
+    MilvusIndex.build(milvus_uri(settings), ix.milvus_collection, rows(), embedder.dim, k1=ix.k1, b=ix.b)
 
 
 def delete_documents(settings: Settings, pmids: Sequence[str]) -> BuildReport:
@@ -278,6 +312,16 @@ class _timed:
 # --- opening ------------------------------------------------------------------------------------------
 
 
+class LexicalEngine(Protocol):
+    def search(self, query_tokens: Sequence[str], k: int) -> list[tuple[str, float]]: ...
+    def __len__(self) -> int: ...
+
+
+class DenseEngine(Protocol):
+    def search(self, query_vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]: ...
+    def __len__(self) -> int: ...
+
+
 @dataclass
 class LoadedIndex:
     """Everything a retriever needs, loaded from one index folder."""
@@ -285,8 +329,8 @@ class LoadedIndex:
     dir: Path
     manifest: Manifest
     docs: DocStore
-    bm25: BM25Index | TantivyBM25
-    dense: DenseIndex | IvfPqIndex
+    bm25: LexicalEngine
+    dense: DenseEngine
     embedder: Embedder
     stem: bool
 
@@ -302,17 +346,19 @@ def check_compatible(manifest: Manifest, settings: Settings, index_dir: Path) ->
             f"the index in {index_dir} was embedded with {manifest.embedding_model!r} but settings ask for "
             f"{settings.index.dense_model!r}: run `biocite index build` to add those embeddings"
         )
-    wanted = bm25_params(settings)
-    changed = sorted(k for k, v in wanted.items() if manifest.bm25.get(k) != v)
+    params = bm25_params(settings)
+    changed = sorted(k for k, v in params.items() if manifest.bm25.get(k) != v)
     if changed:
         raise IndexMismatchError(
             f"the index in {index_dir} was built with other BM25 parameters ({', '.join(changed)}): "
             "run `biocite index build`"
         )
-    if (settings.index.faiss_kind == "ivfpq") != (manifest.faiss_kind == "ivfpq"):
+    wanted = "milvus" if settings.index.engine == "milvus" else settings.index.faiss_kind
+    special = ("ivfpq", "milvus")
+    if (wanted in special or manifest.faiss_kind in special) and wanted != manifest.faiss_kind:
         raise IndexMismatchError(
             f"the index in {index_dir} has a {manifest.faiss_kind!r} dense index but settings ask for "
-            f"{settings.index.faiss_kind!r}: run `biocite index build`"
+            f"{wanted!r}: run `biocite index build`"
         )
     for source in manifest.sources:
         if not source_unchanged(source):
@@ -325,12 +371,21 @@ def open_index(settings: Settings) -> LoadedIndex:
     index_dir = settings.index_dir
     manifest = read_manifest(index_dir)
     check_compatible(manifest, settings, index_dir)
+    lexical: LexicalEngine
+    dense: DenseEngine
+    if settings.index.engine == "milvus":
+        from biocite.index.milvus import MilvusIndex
+
+        milvus = MilvusIndex.open(milvus_uri(settings), settings.index.milvus_collection)
+        lexical, dense = milvus.lexical, milvus.dense
+    else:
+        lexical, dense = _load_lexical(index_dir, settings), _load_dense(index_dir, manifest, settings)
     return LoadedIndex(
         dir=index_dir,
         manifest=manifest,
         docs=DocStore(index_dir / "docs.sqlite", readonly=True),
-        bm25=_load_lexical(index_dir, settings),
-        dense=_load_dense(index_dir, manifest, settings),
+        bm25=lexical,
+        dense=dense,
         embedder=Embedder.from_settings(settings),
         stem=settings.index.stem,
     )

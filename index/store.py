@@ -172,6 +172,16 @@ class DocStore:
         for pmid, tokens in self.conn.execute("SELECT pmid, tokens FROM docs ORDER BY pmid"):
             yield pmid, json.loads(tokens)
 
+    def tokens_many(self, pmids: Sequence[str]) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for chunk in _chunks(list(pmids), 500):
+            marks = ",".join("?" * len(chunk))
+            for pmid, tokens in self.conn.execute(
+                f"SELECT pmid, tokens FROM docs WHERE pmid IN ({marks})", chunk
+            ):
+                found[pmid] = json.loads(tokens)
+        return found
+
     def sentence_count(self) -> int:
         total = self.conn.execute("SELECT SUM(json_array_length(sentences)) FROM docs").fetchone()[0]
         return int(total or 0)

@@ -37,8 +37,12 @@ def corpus_rows() -> list[dict]:
     return shipped_abstracts(N_DOCS)
 
 
-# The same tests on the default engines (bm25s + flat FAISS) and on the scale path (tantivy + IVF-PQ).
-ENGINES = {"default": [], "scale": ["index.bm25_backend=tantivy", "index.faiss_kind=ivfpq"]}
+# The same tests on the default engines (bm25s + flat FAISS), the scale path (tantivy + IVF-PQ) and Milvus.
+ENGINES = {
+    "default": [],
+    "scale": ["index.bm25_backend=tantivy", "index.faiss_kind=ivfpq"],
+    "milvus": ["index.engine=milvus"],  # milvus-lite, embedded, in the index folder
+}
 ENGINE_OF: dict[Path, str] = {}
 
 
