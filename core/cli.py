@@ -108,12 +108,15 @@ def index_build(
     preset: PresetOpt = None,
     overrides: SetOpt = None,
     json_out: JsonOpt = False,
+    ray: Annotated[
+        str | None, typer.Option("--ray", help="Parse and embed on Ray: auto (local) or a cluster address.")
+    ] = None,
 ) -> None:
     """Build (or resume, or update) the index for the corpus."""
     from biocite.index.build import build_index
 
     settings = _settings(preset, overrides)
-    report = build_index(settings, corpus or settings.corpus.paths)
+    report = build_index(settings, corpus or settings.corpus.paths, ray=ray)
     console.print_json(report.model_dump_json()) if json_out else console.print(report.summary())
 
 

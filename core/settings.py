@@ -41,6 +41,7 @@ class IndexSettings(BaseModel):
     engine: Literal["local", "milvus"] = "local"
     milvus_uri: str = ""  # engine=milvus: http://host:19530; empty = milvus-lite file in the index folder
     milvus_collection: str = "biocite"
+    ray_workers: int = Field(default=2, ge=1)  # `index build --ray auto` without a cluster: local Ray CPUs
     # tantivy: on-disk BM25 for large corpora (index/lexical.py); its scores are Lucene's, not rank-bm25's
     bm25_backend: Literal["bm25s", "rank_bm25", "tantivy"] = "bm25s"
     k1: float = 1.5

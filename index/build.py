@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import resource
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -23,6 +23,7 @@ from tqdm import tqdm
 from biocite.errors import IndexMismatchError, InputError
 from biocite.index.bm25 import BM25Index
 from biocite.index.dense import DenseIndex, Embedder, choose_faiss_kind
+from biocite.index.distributed import RayBuild
 from biocite.index.ivfpq import IvfPqIndex, IvfPqParams
 from biocite.index.lexical import TantivyBM25
 from biocite.index.readers import Deletion, ReadStats, expand_paths, iter_records
@@ -40,7 +41,7 @@ from biocite.index.store import (
     write_manifest,
 )
 from biocite.index.tokenize import tokenize
-from biocite.records import Document
+from biocite.records import Document, Sentence
 from biocite.settings import Settings
 
 TOKENIZER_VERSION = 1
@@ -114,7 +115,10 @@ def library_versions() -> dict[str, str]:
     return {name: version(name) for name in names}
 
 
-def build_index(settings: Settings, paths: Sequence[Path], *, progress: bool = True) -> BuildReport:
+def build_index(
+    settings: Settings, paths: Sequence[Path], *, progress: bool = True, ray: str | None = None
+) -> BuildReport:
+    """`ray`: "auto" or a Ray address to parse and embed on Ray workers (index/distributed.py)."""
     index_dir = settings.index_dir
     index_dir.mkdir(parents=True, exist_ok=True)
     files = corpus_files(paths)
@@ -125,13 +129,18 @@ def build_index(settings: Settings, paths: Sequence[Path], *, progress: bool = T
         "tokenizer_version"
     ) not in (None, TOKENIZER_VERSION)
 
+    cluster = RayBuild.connect(ray, index_dir, settings) if ray else None
     with _timed(report, "parse"):
-        _sync_documents(store, files, settings, report, retokenize=retokenize, progress=progress)
+        records = cluster.records(files, report.read) if cluster else _local_records(files, report.read)
+        _sync_documents(store, records, settings, report, retokenize=retokenize, progress=progress)
         report.removed += store.delete(manifest.explicit_deletions)
         store.commit()
     with _timed(report, "embed"):
         embedder = Embedder.from_settings(settings)
-        report.embedded = _embed_missing(store, embedder, settings, progress=progress)
+        if cluster:
+            report.embedded = cluster.embed_missing(store, embedder.name)
+        else:
+            report.embedded = _embed_missing(store, embedder, settings, progress=progress)
     if settings.index.engine == "milvus":
         with _timed(report, "milvus"):
             _build_milvus(store, embedder, settings)
@@ -150,6 +159,8 @@ def build_index(settings: Settings, paths: Sequence[Path], *, progress: bool = T
     manifest.read_summary = report.read.summary()
     manifest.status = "complete"
     write_manifest(index_dir, manifest)
+    if cluster:
+        cluster.finish()
     report.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return report
 
@@ -227,36 +238,55 @@ def _start_manifest(index_dir: Path, settings: Settings) -> Manifest:
     return manifest
 
 
+@dataclass
+class Prepared:
+    """A document ready to store: split and tokenised here, or later only if it changed (sentences None)."""
+
+    doc: Document
+    content_hash: str
+    sentences: list[Sentence] | None = None
+    tokens: list[str] | None = None
+
+
+def prepare(doc: Document, stem: bool, *, split: bool) -> Prepared:
+    if not split:
+        return Prepared(doc, document_hash(doc))
+    return Prepared(doc, document_hash(doc), split_sentences(doc), tokenize(doc.text, stem=stem))
+
+
 def _sync_documents(
     store: DocStore,
-    files: list[Path],
+    records: Iterable[Prepared | Deletion],
     settings: Settings,
     report: BuildReport,
     *,
     retokenize: bool,
     progress: bool,
 ) -> None:
+    """Apply records in order: new or changed documents stored, deletions applied, the rest removed."""
     known = store.hashes()
     seen: set[str] = set()
     bar = tqdm(desc="documents", unit="doc", disable=not progress)
     pending = 0
-    for record in iter_records(files, report.read):
+    for record in records:
         if isinstance(record, Deletion):
             report.removed += store.delete(record.pmids)
             seen.difference_update(record.pmids)
             for pmid in record.pmids:
                 known.pop(pmid, None)
             continue
-        seen.add(record.pmid)
-        content_hash = document_hash(record)
-        if known.get(record.pmid) == content_hash and not retokenize:
+        pmid = record.doc.pmid
+        seen.add(pmid)
+        if known.get(pmid) == record.content_hash and not retokenize:
             continue
-        _store_document(store, record, content_hash, settings)
-        if record.pmid in known:
+        if record.sentences is None or record.tokens is None:
+            record = prepare(record.doc, settings.index.stem, split=True)
+        store.upsert(record.doc, record.content_hash, record.sentences or [], record.tokens or [])
+        if pmid in known:
             report.changed += 1
         else:
             report.added += 1
-        known[record.pmid] = content_hash
+        known[pmid] = record.content_hash
         pending += 1
         bar.update()
         if pending >= COMMIT_EVERY:
@@ -266,8 +296,9 @@ def _sync_documents(
     report.removed += store.delete([pmid for pmid in known if pmid not in seen])
 
 
-def _store_document(store: DocStore, doc: Document, content_hash: str, settings: Settings) -> None:
-    store.upsert(doc, content_hash, split_sentences(doc), tokenize(doc.text, stem=settings.index.stem))
+def _local_records(files: list[Path], stats: ReadStats) -> Iterator[Prepared | Deletion]:
+    for record in iter_records(files, stats):
+        yield record if isinstance(record, Deletion) else prepare(record, False, split=False)
 
 
 def _embed_missing(store: DocStore, embedder: Embedder, settings: Settings, *, progress: bool) -> int:
