@@ -35,7 +35,7 @@ class IvfPqParams(BaseModel):
     nlist: int = 0  # 0: about 4 sqrt(N), at most N / 39 (FAISS's minimum points per centroid)
     pq_m: int = 48  # sub-quantizers; must divide the dimension
     pq_bits: int = 4  # 4: fast-scan codes; 8: classic PQ
-    nprobe: int = 32
+    nprobe: int = 64
     rescore_k: int = 200
     seed: int = 13
 
