@@ -262,6 +262,7 @@ def serve(index_dir: Path, engines: list[str], limit: int) -> dict[str, float]:
         bm25_10 += q.pmid in {p for p, _ in retriever.bm25(q.question, 10)}
         dense_10 += q.pmid in {p for p, _ in retriever.dense(q.question, 10)}
     latencies.sort()
+    index_rss = rss_mb() - with_model  # before the exact-search check below reads every vector
     exact = exact_dense_recall(retriever, questions)
     return {
         "documents": float(len(retriever.index.docs)),
@@ -273,8 +274,9 @@ def serve(index_dir: Path, engines: list[str], limit: int) -> dict[str, float]:
         "hybrid median ms": statistics.median(latencies),
         "hybrid p95 ms": latencies[int(0.95 * (len(latencies) - 1))],
         "open s": open_s,
+        "nlist": float(_nlist(retriever)),
         "RSS MB, python + torch + MiniLM": with_model,
-        "RSS MB, index opened and queried": rss_mb() - with_model,
+        "RSS MB, index opened and queried": index_rss,
         "RSS MB before imports": base,
     }
 
@@ -300,6 +302,43 @@ def exact_dense_recall(retriever, questions) -> float:
     return float(np.mean([q.pmid in {ids[r] for r in row} for q, row in zip(questions, rows, strict=True)]))
 
 
+def tune_nprobe(index_dir: Path, engines: list[str], grid: list[int]) -> int:
+    """On the PubMedQA TRAIN split only: the smallest nprobe whose dense recall@10 is within 0.01 of the
+    best in the grid (the validation questions are not looked at)."""
+    from biocite.index.build import open_index
+    from biocite.index.rerank import train_questions
+
+    settings = settings_for(index_dir, engines)
+    index = open_index(settings)
+    questions = train_questions(settings)
+    vectors = index.embedder.encode([q.question for q in questions])
+    recall = {}
+    for nprobe in grid:
+        index.dense.params.nprobe = nprobe  # type: ignore[union-attr]
+        import faiss
+
+        faiss.extract_index_ivf(index.dense.index).nprobe = nprobe  # type: ignore[union-attr]
+        started = time.perf_counter()
+        found = index.dense.search(vectors, 50)
+        ms = (time.perf_counter() - started) * 1000 / len(questions)
+        recall[nprobe] = float(
+            np.mean([q.pmid in {p for p, _ in hits[:10]} for q, hits in zip(questions, found, strict=True)])
+        )
+        print(f"  tune (train split, {len(questions)} questions): nprobe {nprobe:5d} dense recall@10 "
+              f"{recall[nprobe]:.3f}, {ms:.1f} ms a query", file=sys.stderr, flush=True)  # fmt: skip
+    best = max(recall.values())
+    return min(n for n, r in recall.items() if r >= best - 0.01)
+
+
+def _nlist(retriever) -> int:
+    import faiss
+
+    try:
+        return int(faiss.extract_index_ivf(retriever.index.dense.index).nlist)
+    except (AttributeError, RuntimeError, TypeError):
+        return 0
+
+
 def serve_in_subprocess(index_dir: Path, engines: list[str], limit: int) -> dict[str, float]:
     cmd = [sys.executable, __file__, "--serve", str(index_dir), "--limit", str(limit), "--engines", *engines]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -317,14 +356,24 @@ def main() -> int:
     parser.add_argument("--skip-build", action="store_true", help="serve the index already in --out")
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--engines", nargs="*", default=[], help=argparse.SUPPRESS)
+    parser.add_argument("--tune", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--nprobe-grid", type=int, nargs="*", default=[64, 128, 256, 512, 1024])
     args = parser.parse_args()
     if args.serve:
         print(json.dumps(serve(args.serve, args.engines, args.limit)))
         return 0
+    if args.tune:
+        print(tune_nprobe(args.tune, args.engines, args.nprobe_grid))
+        return 0
     started = time.perf_counter()
     times = {} if args.skip_build else build(args.docs, args.out, args.source_index)
     index_dir = args.out / "index"
-    scale = serve_in_subprocess(index_dir, ENGINE_SETTINGS, args.limit)
+    cmd = [sys.executable, __file__, "--tune", str(index_dir), "--engines", *ENGINE_SETTINGS, "--nprobe-grid",
+           *map(str, args.nprobe_grid)]  # fmt: skip
+    tuned = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    nprobe = int(tuned.stdout.strip().splitlines()[-1])
+    engines = [*ENGINE_SETTINGS, f"index.ivf_nprobe={nprobe}"]
+    scale = serve_in_subprocess(index_dir, engines, args.limit)
     reference = serve_in_subprocess(args.source_index, [], args.limit)
     disk = {
         "SQLite doc store": du(index_dir / "docs.sqlite"),
@@ -334,10 +383,13 @@ def main() -> int:
         "ids": du(index_dir / "dense_ids.npy"),
     }
     n = scale["documents"]
+    tune_lines = [line for line in tuned.stderr.splitlines() if line.startswith("  tune")]
     print(f"# scale path at {n:,.0f} documents ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
           f"{os.cpu_count()} CPUs shared, load {os.getloadavg()[0]:.1f})")  # fmt: skip
     for name, value in times.items():
         print(f"build  {name:45s} {value:10.1f}")
+    print("\n".join(tune_lines))
+    print(f"nprobe chosen on the train split: {nprobe} (of {scale.get('nlist', 0):.0f} lists)")
     for name, size in disk.items():
         print(f"disk   {name:45s} {size / 1e9:10.2f} GB  ({size / n:,.0f} B/doc)")
     print(f"{'':7s}{'':45s} {'scale path':>10s} {'reference':>10s}")
