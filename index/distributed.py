@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from biocite.index.store import DocStore
     from biocite.settings import Settings
 
-SHARD_DOCS = 256  # = build.EMBED_CHUNK: the same batches as the single-process build, so bf16 gives the same numbers
+# = build.EMBED_CHUNK: the same batches as the single-process build, so bf16 gives the same numbers
+SHARD_DOCS = 256
 SHARD_DIR = "ray_shards"
 
 
