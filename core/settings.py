@@ -214,11 +214,38 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
     return nested
 
 
+def _known_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Every dotted setting key, e.g. `index.k1`, `llm.model`."""
+    keys: list[str] = []
+    for name, field in model.model_fields.items():
+        key = f"{prefix}{name}"
+        keys.append(key)
+        sub = field.annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel):
+            keys.extend(_known_keys(sub, f"{key}."))
+    return keys
+
+
+def check_keys(nested: dict[str, Any], known: list[str], prefix: str = "") -> None:
+    """Refuse an unknown override key (instead of ignoring it), naming the closest valid key."""
+    import difflib
+
+    for name, value in nested.items():
+        key = f"{prefix}{name}"
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]}?" if close else "; `biocite config show` lists the settings"
+            raise BiociteError(f"unknown setting {key!r}{hint}")
+        if isinstance(value, dict) and any(k.startswith(f"{key}.") for k in known):
+            check_keys(value, known, f"{key}.")
+
+
 def load_settings(preset: str | None = None, overrides: list[str] | None = None) -> Settings:
     """The settings for one run. Validation errors become one-line BiociteErrors."""
     from pydantic import ValidationError
 
     kwargs = parse_overrides(overrides or [])
+    check_keys(kwargs, _known_keys(Settings))
     if preset:
         kwargs["preset"] = preset
     try:
