@@ -182,7 +182,8 @@ def index_build(
     from biocite.index.build import build_index, recorded_inputs
 
     settings = _settings(preset, overrides)
-    report = build_index(settings, corpus or recorded_inputs(settings) or settings.corpus.paths)
+    paths = corpus or recorded_inputs(settings) or settings.corpus.paths
+    report = build_index(settings, paths, progress=not note_console.quiet)
     console.print_json(report.model_dump_json()) if json_out else _plain(report.summary())
 
 
@@ -197,7 +198,7 @@ def index_add(
     """Add documents (new files, PubMed update files) without rebuilding what is already indexed."""
     from biocite.index.build import add_sources
 
-    _plain(add_sources(_settings(preset, overrides), paths).summary())
+    _plain(add_sources(_settings(preset, overrides), paths, progress=not note_console.quiet).summary())
 
 
 @index_app.command("delete")
@@ -327,6 +328,9 @@ def serve(
     read_manifest(settings.index_dir)  # no index: one clear line now, not a traceback at startup
     host = host or settings.server.host
     port = settings.server.port if port is None else port
+    if host not in ("0.0.0.0", "::") and host not in settings.server.allowed_hosts:
+        server = settings.server.model_copy(update={"allowed_hosts": [*settings.server.allowed_hosts, host]})
+        settings = settings.model_copy(update={"server": server})
     if host not in ("127.0.0.1", "localhost", "::1") and not os.environ.get(settings.server.token_env):
         note_console.print(
             f"[yellow]warning:[/yellow] serving on {host} without a token (${settings.server.token_env})"
@@ -410,7 +414,9 @@ def evaluate_cmd(
         return
     if not runs or len(runs) != 1:
         raise BiociteError("give one run file (or --compare A --compare B)")
-    doc = evaluate_run_file(settings, runs[0], out, metrics=chosen, gold_path=gold, judge=judge)
+    doc = evaluate_run_file(
+        settings, runs[0], out, metrics=chosen, gold_path=gold, judge=judge, progress=not note_console.quiet
+    )
     if json_out:
         console.print_json(json.dumps(doc["overall"]))
         return
@@ -537,7 +543,7 @@ def batch_cmd(
         workers=workers,
         limit=limit,
         fresh=fresh,
-        progress=not json_out,
+        progress=not (json_out or note_console.quiet),
     )
     _, problems = validate_run(out)
     if json_out:
@@ -549,8 +555,9 @@ def batch_cmd(
             console.print(line, highlight=False, soft_wrap=True)
         for problem in problems:
             console.print(problem.render(out), highlight=False, soft_wrap=True)
-    if any(p.severity == "error" for p in problems):
-        raise typer.Exit(2)
+    errors = sum(p.severity == "error" for p in problems)
+    if errors:
+        raise BiociteError(f"{out}: the run written has {errors} format error(s), listed above")
 
 
 @app.command("validate")
@@ -568,13 +575,9 @@ def validate_cmd(
     for problem in problems:
         console.print(problem.render(run), highlight=False, soft_wrap=True)
     errors = sum(p.severity == "error" for p in problems)
-    console.print(
-        f"{run}: {fmt or 'unknown format'}: " + (f"{errors} error(s)" if errors else "valid"),
-        highlight=False,
-        soft_wrap=True,
-    )
     if errors:
-        raise typer.Exit(2)
+        raise BiociteError(f"{run}: {fmt or 'unknown format'}: {errors} error(s)")
+    console.print(f"{run}: {fmt}: valid", highlight=False, soft_wrap=True)
 
 
 @app.command("report")
@@ -596,7 +599,9 @@ def report_cmd(
     from biocite.evaluator.pipeline import parse_metrics
 
     settings = _settings(preset, overrides)
-    doc, folder = report_run(settings, run, out_dir=out, gold=gold, metrics=parse_metrics(metrics))
+    doc, folder = report_run(
+        settings, run, out_dir=out, gold=gold, metrics=parse_metrics(metrics), progress=not note_console.quiet
+    )
     if json_out:
         console.print_json(json.dumps({"overall": doc["overall"], "batch": doc.get("batch")}))
         return

@@ -138,6 +138,12 @@ class ServerSettings(BaseModel):
     retry_after_s: float = Field(default=5.0, gt=0)  # Retry-After per queued request until one has been timed
     token_env: str = "BIOCITE_API_TOKEN"  # when this variable is set, /v1 routes need `Bearer <token>`
     cors_origins: list[str] = Field(default_factory=list)  # CORS is off unless origins are listed
+    # Host header names served (others get 400: no DNS rebinding); "*" serves any. `serve --host NAME`
+    # adds NAME. Add the names clients use when serving beyond loopback.
+    allowed_hosts: list[str] = Field(default_factory=lambda: ["localhost", "127.0.0.1", "::1"])
+    # /v1/evaluate work per request: (sentence, cited PMID) pairs judged; more get 422 (a 50 x 20 answer
+    # held the single worker for a minute)
+    max_eval_citations: int = Field(default=100, ge=1)
     preload: bool = True  # load the index at startup rather than on the first request
 
 

@@ -224,7 +224,7 @@ def delete_documents(settings: Settings, pmids: Sequence[str]) -> BuildReport:
     return build_index(settings, inputs, progress=False, deletions=checked)
 
 
-def add_sources(settings: Settings, paths: Sequence[Path]) -> BuildReport:
+def add_sources(settings: Settings, paths: Sequence[Path], *, progress: bool = True) -> BuildReport:
     """Add corpus files to an existing index; only their new or changed documents are processed."""
     corpus_files(paths)  # check the new paths before anything else
     manifest = read_manifest(settings.index_dir)
@@ -234,7 +234,8 @@ def add_sources(settings: Settings, paths: Sequence[Path]) -> BuildReport:
         )
     known = recorded_inputs(settings) or []
     resolved = {p.resolve() for p in known}
-    return build_index(settings, known + [Path(p) for p in paths if Path(p).resolve() not in resolved])
+    new = [Path(p) for p in paths if Path(p).resolve() not in resolved]
+    return build_index(settings, known + new, progress=progress)
 
 
 def _start_manifest(index_dir: Path, settings: Settings) -> Manifest:

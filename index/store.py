@@ -21,10 +21,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-import xxhash
 from pydantic import BaseModel, Field
 
 from biocite.errors import IndexMismatchError
+from biocite.models import file_xxh3
 from biocite.records import Document, Sentence
 
 MANIFEST_VERSION = 1
@@ -127,14 +127,6 @@ def manifest_path(index_dir: Path) -> Path:
 REPAIR = "run `biocite index build` to repair it"
 
 
-def _xxh3(path: Path) -> str:
-    digest = xxhash.xxh3_128()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 22):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def index_files(index_dir: Path) -> list[str]:
     """The files an index consists of (manifest, SQLite side files and temporaries excluded)."""
     names = []
@@ -147,7 +139,7 @@ def index_files(index_dir: Path) -> list[str]:
 
 def file_checks(index_dir: Path) -> dict[str, FileCheck]:
     return {
-        rel: FileCheck(size=(index_dir / rel).stat().st_size, xxh3_128=_xxh3(index_dir / rel))
+        rel: FileCheck(size=(index_dir / rel).stat().st_size, xxh3_128=file_xxh3(index_dir / rel))
         for rel in index_files(index_dir)
     }
 
@@ -164,7 +156,7 @@ def damaged_file(index_dir: Path, manifest: Manifest, only: Sequence[str] | None
         if size != manifest.files[rel].size:
             return f"{path} is damaged ({size:,} bytes, the build wrote {manifest.files[rel].size:,})"
     for rel in names:
-        if _xxh3(index_dir / rel) != manifest.files[rel].xxh3_128:
+        if file_xxh3(index_dir / rel) != manifest.files[rel].xxh3_128:
             return f"{index_dir / rel} is damaged (its checksum differs from the one the build recorded)"
     return None
 

@@ -40,6 +40,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, dict[str,
             f"index.dir={root / 'index'}",
             "agent.mode=extractive",
             "server.queue_size=2",
+            "server.allowed_hosts=[localhost, 127.0.0.1, testserver, t]",
         ],
     )
     build_index(settings, [root / "corpus.jsonl"], progress=False)
