@@ -552,9 +552,9 @@ def batch_cmd(
         )
     else:
         for line in summary.lines():
-            console.print(line, highlight=False, soft_wrap=True)
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         for problem in problems:
-            console.print(problem.render(out), highlight=False, soft_wrap=True)
+            console.print(problem.render(out), markup=False, highlight=False, soft_wrap=True)
     errors = sum(p.severity == "error" for p in problems)
     if errors:
         raise BiociteError(f"{out}: the run written has {errors} format error(s), listed above")
@@ -573,11 +573,11 @@ def validate_cmd(
     ids = [t.topic_id for t in load_topics(topics).topics] if topics else None
     fmt, problems = validate_run(run, ids)
     for problem in problems:
-        console.print(problem.render(run), highlight=False, soft_wrap=True)
+        console.print(problem.render(run), markup=False, highlight=False, soft_wrap=True)
     errors = sum(p.severity == "error" for p in problems)
     if errors:
         raise BiociteError(f"{run}: {fmt or 'unknown format'}: {errors} error(s)")
-    console.print(f"{run}: {fmt}: valid", highlight=False, soft_wrap=True)
+    console.print(f"{run}: {fmt}: valid", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("report")
@@ -606,7 +606,7 @@ def report_cmd(
         console.print_json(json.dumps({"overall": doc["overall"], "batch": doc.get("batch")}))
         return
     for line in headline(doc):
-        console.print(line, highlight=False, soft_wrap=True)
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print(f"wrote {folder / 'metrics.json'} and {folder / 'report.html'}")
 
 

@@ -41,7 +41,7 @@ from starlette.types import Receive, Scope, Send
 
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
 from biocite.evaluator.evaluate import QuestionResult
-from biocite.records import Answer, SearchHit
+from biocite.records import Answer, SearchHit, check_pmid
 from biocite.settings import Settings
 
 log = logging.getLogger("biocite.server")
@@ -725,7 +725,7 @@ def create_app(settings: Settings, *, agent: Any | None = None) -> FastAPI:
         pmids: str = Query(max_length=5000, description="Comma-separated PMIDs; unknown ones are left out."),
     ) -> Any:
         """Abstracts with their sentence offsets (the spans of an Answer index `abstract`)."""
-        wanted = list(dict.fromkeys(p.strip() for p in pmids.split(",") if p.strip()))
+        wanted = list(dict.fromkeys(check_pmid(p) for p in pmids.split(",") if p.strip()))
         if not wanted:
             raise InputError("no PMIDs given (pmids=1,2,3)")
         if len(wanted) > settings.server.max_pmids:

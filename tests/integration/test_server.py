@@ -487,7 +487,10 @@ def test_evaluate_work_per_request_is_capped(setup) -> None:
         AnswerSentence(text=f"Claim {i}.", citations=[Citation(pmid=str(1000 + j)) for j in range(20)])
         for i in range(50)
     ]
-    body = {"question": "Does aspirin work?", "answer": Answer(question="q", sentences=sentences).model_dump()}
+    body = {
+        "question": "Does aspirin work?",
+        "answer": Answer(question="q", sentences=sentences).model_dump(),
+    }
     with TestClient(create_app(settings, agent=SlowAgent())) as c:
         response = c.post("/v1/evaluate", json=body)
     assert response.status_code == 422 and "1000" in response.json()["detail"]

@@ -51,7 +51,9 @@ def test_json_document_error_is_reported_at_its_own_line_not_line_1(tmp_path) ->
         jsonfile.load_json_or_jsonl(_file(tmp_path, "\n".join(lines)))
 
 
-@pytest.mark.parametrize("bad", ["abc/../../etc", "-5", "0", "007", "1.5", "", "[/bold]", "12345678901", True])
+@pytest.mark.parametrize(
+    "bad", ["abc/../../etc", "-5", "0", "007", "1.5", "", "[/bold]", "12345678901", True]
+)
 def test_pmids_are_positive_integers(bad) -> None:
     with pytest.raises(InputError):
         check_pmid(bad)
@@ -123,9 +125,13 @@ def test_evaluate_reads_every_file_batch_writes_for_pubmedqa(tmp_path) -> None:
     _, problems = validate_run(run_path)
     assert not [p for p in problems if p.severity == "error"]
 
-    journal = [JournalHeader(topics="pubmedqa", format="biogen2024", mode="extractive", index_dir="i", llm="m")]
+    journal = [
+        JournalHeader(topics="pubmedqa", format="biogen2024", mode="extractive", index_dir="i", llm="m")
+    ]
     records = [
-        TopicRecord(topic_id=t.topic_id, question=t.question, status="answered", answer=_answer(t.question, "5"))
+        TopicRecord(
+            topic_id=t.topic_id, question=t.question, status="answered", answer=_answer(t.question, "5")
+        )
         for t in topics
     ]
     failed = TopicRecord(topic_id="999", question="q", status="failed", error="boom")
