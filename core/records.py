@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, Field
 
 from biocite.errors import InputError
+from biocite.html import render
 
 # About a quarter of the shipped JSONL abstracts (PubMedQA's sources) come without a title.
 UNTITLED = "(no title in the corpus)"
@@ -184,3 +185,8 @@ class Answer(BaseModel):
             for citation in sentence.citations:
                 seen.setdefault(citation.pmid, None)
         return list(seen)
+
+    def _repr_html_(self) -> str:
+        """How a notebook shows an Answer: cited sentences, quoted evidence, PubMed links."""
+        refs = {pmid: i for i, pmid in enumerate(self.cited_pmids, start=1)}
+        return render("answer.html.j2", answer=self, refs=refs)
