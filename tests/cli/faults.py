@@ -366,7 +366,8 @@ CASES: list[Case] = [
     Case("--version", ["--version"], 0, index=False, check=_stdout_has("biocite 0.")),
     Case("-h", ["-h"], 0, index=False, check=_stdout_has("Usage")),
     Case("subcommand -h", ["search", "-h"], 0, index=False, check=_stdout_has("Usage")),
-    Case("missing argument", ["search"], 2, index=False, check=names("Missing argument")),
+    Case("missing argument", ["validate"], 2, index=False, check=names("Missing argument")),
+    Case("search with neither query nor --topics", ["search"], 2, index=False, check=names("empty")),
     Case("-k 0", ["search", "aspirin", "-k", "0"], 2, index=False, check=names("-k")),
     Case("unknown option", ["search", "aspirin", "--bogus"], 2, index=False, check=names("--bogus")),
     Case("unknown command", ["frobnicate"], 2, index=False, check=names("frobnicate")),
@@ -486,6 +487,15 @@ CASES: list[Case] = [
         2,
         index=False,
     ),  # fmt: skip
+    Case("eval-retrieval: run file missing", ["eval-retrieval", "nosuch.run", "pubmedqa"], 2, index=False),
+    Case(
+        "eval-retrieval: not a TREC run",
+        ["eval-retrieval", f("nan.json"), "pubmedqa"],
+        2,
+        index=False,
+        setup=_runs,
+    ),  # fmt: skip
+    Case("search --topics without --trec-run", ["search", "--topics", "pubmedqa"], 2, index=False),
     # --- the index: missing, failed updates, damaged files, repair
     Case("search without an index", ["search", "aspirin"], 2, index=False, check=names("index build")),
     Case("index add without an index", ["index", "add", "mini.jsonl"], 2, index=False),
