@@ -164,9 +164,26 @@ def _build_in_place(
     report = BuildReport(index_dir=str(index_dir))
     report.read.log_file = str(index_dir / WARNINGS_LOG)
     (index_dir / WARNINGS_LOG).unlink(missing_ok=True)
-    manifest = _start_manifest(index_dir, settings)
+    manifest = _start_manifest(index_dir, settings, inputs=[str(Path(p).resolve()) for p in paths])
     manifest.explicit_deletions = sorted(set(manifest.explicit_deletions) | set(deletions))
     store = DocStore(index_dir / DOCS_FILE)
+    try:
+        return _build_into(settings, index_dir, files, manifest, store, report, progress=progress)
+    except BaseException:
+        store.abort()  # what was committed stays for the resume; the lock is released for this process
+        raise
+
+
+def _build_into(
+    settings: Settings,
+    index_dir: Path,
+    files: list[Path],
+    manifest: Manifest,
+    store: DocStore,
+    report: BuildReport,
+    *,
+    progress: bool,
+) -> BuildReport:
     retokenize = manifest.bm25.get("stem") not in (None, settings.index.stem) or manifest.bm25.get(
         "tokenizer_version"
     ) not in (None, TOKENIZER_VERSION)
@@ -188,7 +205,6 @@ def _build_in_place(
 
     sources = [describe_source(f) for f in files]
     manifest.sources = sources
-    manifest.inputs = [str(Path(p).resolve()) for p in paths]
     manifest.corpus_fingerprint = corpus_fingerprint(sources, manifest.explicit_deletions)
     manifest.documents = report.documents = len(store)
     manifest.sentences = report.sentences = store.sentence_count()
@@ -238,8 +254,9 @@ def add_sources(settings: Settings, paths: Sequence[Path], *, progress: bool = T
     return build_index(settings, known + new, progress=progress)
 
 
-def _start_manifest(index_dir: Path, settings: Settings) -> Manifest:
-    """Mark the index as being built (a crash leaves it marked so, and the next build resumes)."""
+def _start_manifest(index_dir: Path, settings: Settings, *, inputs: list[str]) -> Manifest:
+    """Mark the index as being built with these inputs (a crash leaves it marked so, and the next build,
+    with or without --corpus, resumes from the same inputs)."""
     try:
         manifest = read_manifest(index_dir)
     except IndexMismatchError:
@@ -254,6 +271,7 @@ def _start_manifest(index_dir: Path, settings: Settings) -> Manifest:
             f"{MANIFEST_VERSION}: remove the folder or choose another index.dir"
         )
     manifest.status = "building"
+    manifest.inputs = inputs
     write_manifest(index_dir, manifest)
     return manifest
 

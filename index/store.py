@@ -290,6 +290,14 @@ class DocStore:
     def commit(self) -> None:
         self.conn.commit()
 
+    def abort(self) -> None:
+        """Drop the uncommitted chunk and close (a failed build: committed chunks stay for the resume)."""
+        try:
+            self.conn.rollback()
+            self.conn.close()
+        except sqlite3.ProgrammingError:  # already closed
+            pass
+
     def close(self) -> None:
         """Commit, fold the WAL into the database file (so its checksum covers every row) and close."""
         self.conn.commit()

@@ -221,21 +221,21 @@ def _repair_then_search(lab: Lab, home: Path, case: Case) -> Result:
 
 
 def _wait_reading_stdin(pid: int, timeout: float = 60) -> None:
-    """Until the process blocks in read(0, ...) (Linux: /proc/PID/syscall; elsewhere: idle for 1 s)."""
+    """Until the process blocks in read(0, ...) (Linux x86-64: /proc/PID/syscall; elsewhere: 1 s idle)."""
     import psutil
 
-    watched = psutil.Process(pid)
+    syscall = Path(f"/proc/{pid}/syscall")
     deadline, idle_since, last = time.monotonic() + timeout, time.monotonic(), -1.0
     while time.monotonic() < deadline:
         try:
-            fields = Path(f"/proc/{pid}/syscall").read_text().split()
-            if len(fields) > 1 and fields[0] == "0" and int(fields[1], 16) == 0:
+            fields = syscall.read_text().split()
+        except OSError:
+            fields = []
+        if fields and fields[0].isdigit():
+            if fields[0] == "0" and len(fields) > 1 and int(fields[1], 16) == 0:
                 return
-            continue_polling = True
-        except (OSError, ValueError):
-            continue_polling = False
-        if not continue_polling:
-            cpu = sum(watched.cpu_times()[:2])
+        else:
+            cpu = sum(psutil.Process(pid).cpu_times()[:2])
             if cpu != last:
                 last, idle_since = cpu, time.monotonic()
             elif time.monotonic() - idle_since > 1.0:
