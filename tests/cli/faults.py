@@ -496,6 +496,23 @@ CASES: list[Case] = [
         setup=_runs,
     ),  # fmt: skip
     Case("search --topics without --trec-run", ["search", "--topics", "pubmedqa"], 2, index=False),
+    Case("models verify: unknown id", ["models", "verify", "nosuch"], 2, index=False, check=names("nosuch")),
+    Case("serve without an index", ["serve", "--port", "0"], 2, index=False, check=names("index build")),
+    Case("train reranker without an index", ["train", "reranker"], 2, index=False),
+    Case(
+        "ask - with invalid UTF-8 on stdin",
+        ["ask", "-"],
+        2,
+        index=False,
+        stdin=b"\xff\xfe",
+        check=names("UTF-8"),
+    ),  # fmt: skip
+    Case(
+        "ask with the model not installed",
+        ["ask", "Does aspirin prevent stroke?"],
+        2,
+        check=names("biocite models install"),
+    ),  # fmt: skip
     # --- the index: missing, failed updates, damaged files, repair
     Case("search without an index", ["search", "aspirin"], 2, index=False, check=names("index build")),
     Case("index add without an index", ["index", "add", "mini.jsonl"], 2, index=False),
