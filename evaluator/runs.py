@@ -214,7 +214,12 @@ def _bioace(path: Path, data: list[Any]) -> Run:
 
 def load_run(path: Path) -> Run:
     """Any run format above; `-` reads standard input. A run with no entry is an error, not a score."""
-    run = _load_run(Path(path))
+    try:
+        run = _load_run(Path(path))
+    except ValidationError as exc:  # e.g. a cited "PMID" that is not a positive integer
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"{path}: {where or 'run'}: {first['msg']}") from None
     if not run.entries:
         raise InputError(f"{path}: the run holds no answers to score")
     return run

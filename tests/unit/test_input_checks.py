@@ -146,3 +146,10 @@ def test_evaluate_reads_every_file_batch_writes_for_pubmedqa(tmp_path) -> None:
 def test_an_empty_run_is_an_error_not_a_score(tmp_path) -> None:
     with pytest.raises(InputError, match="no answers to score"):
         load_run(_file(tmp_path, json.dumps({"team_id": "t", "run_name": "r", "results": []})))
+
+
+def test_a_run_citing_a_non_pmid_is_an_input_error(tmp_path) -> None:
+    run = {"team_id": "t", "run_name": "r", "results": [{"topic_id": "116", "responses": [
+        {"text": "Sleep apnea improves with weight loss.", "citations": ["-5"]}]}]}  # fmt: skip
+    with pytest.raises(InputError, match="not a PMID"):
+        load_run(_file(tmp_path, json.dumps(run)))
