@@ -278,6 +278,35 @@ def _kill_mid_add(lab: Lab, home: Path, case: Case) -> Result:
     return lab.run(home, case.args)
 
 
+def _ctrl_c_first_build_then_resume(lab: Lab, home: Path, case: Case) -> Result:
+    """Ctrl-C a first build of a user corpus: exit 130; `index build` with no --corpus then resumes that
+    corpus (it used to rebuild the default corpus into the user's index)."""
+    from tests.conftest import write_question_corpus
+
+    corpus = lab.root / "files" / "forty.jsonl"
+    corpus.parent.mkdir(parents=True, exist_ok=True)
+    write_question_corpus(corpus)
+    proc = subprocess.Popen(
+        [EXE, "-q", "index", "build", "--corpus", str(corpus)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=lab.env(home), cwd=lab.root,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while (
+        time.monotonic() < deadline
+        and not (index_dir(home) / "docs.sqlite").is_file()
+        and proc.poll() is None
+    ):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode != 130 or err.decode().strip() != "interrupted; finished work was saved":
+        return Result(1, "", f"problem: Ctrl-C: exit {proc.returncode}, stderr {err.decode()[-200:]!r}")
+    result = lab.run(home, case.args)
+    documents = info(lab, home).get("documents")
+    problem = "" if documents == 40 else f"\nproblem: resumed index holds {documents} documents, expected 40"
+    return Result(result.rc, result.out, result.err + problem)
+
+
 def _hostile_corpus(lab: Lab, home: Path) -> None:
     """Markup in a title and a sentence, bad PMIDs, a 25 MB abstract, a long title (no wrap when piped)."""
     long_sentence = "Randomised patients with migraine received riboflavin daily for months. "
@@ -585,6 +614,13 @@ CASES: list[Case] = [
         0,
         runner=_repair_then_search,
         check=all_docs_kept,
+    ),  # fmt: skip
+    Case(
+        "Ctrl-C in a first build, then `index build` resumes its corpus",
+        ["-q", "index", "build"],
+        0,
+        index=False,
+        runner=_ctrl_c_first_build_then_resume,
     ),  # fmt: skip
     # --- hostile corpus text and conventions on a real index
     Case(
