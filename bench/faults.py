@@ -42,8 +42,13 @@ def main() -> int:
     problems = [p for o in outcomes for p in o.problems]
     tracebacks = sum("traceback" in p for p in problems)
     wrong_codes = sum(o.got != o.expected for o in outcomes)
-    wrong_hits = sum("search after the failure" in p or "hits" in p for p in problems)
-    lost = sum("documents" in p and "index after the failure" in p for p in problems)
+    # silent: a failure reported as success (exit 0 where the case must fail, e.g. a damaged index that
+    # answered), or wrong hits from an index after a failed command
+    wrong_hits = sum(
+        (o.got == 0 and o.expected != 0) or any("search after the failure" in p for p in o.problems)
+        for o in outcomes
+    )
+    lost = sum(any("index after the failure" in p for p in o.problems) for o in outcomes)
     print(
         f"\n{len(outcomes)} cases: {sum(o.ok for o in outcomes)} ok, {sum(not o.ok for o in outcomes)} failed; "
         f"{tracebacks} tracebacks, {wrong_codes} exit codes that disagree with the outcome, "
