@@ -234,8 +234,8 @@ def _known_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
     return keys
 
 
-def check_keys(nested: dict[str, Any], known: list[str], prefix: str = "") -> None:
-    """Refuse an unknown override key (instead of ignoring it), naming the closest valid key."""
+def check_keys(nested: dict[str, Any], known: list[str], prefix: str = "", where: str = "") -> None:
+    """Refuse an unknown setting key (instead of ignoring it), naming the closest valid key."""
     import difflib
 
     for name, value in nested.items():
@@ -243,9 +243,21 @@ def check_keys(nested: dict[str, Any], known: list[str], prefix: str = "") -> No
         if key not in known:
             close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]}?" if close else "; `biocite config show` lists the settings"
-            raise BiociteError(f"unknown setting {key!r}{hint}")
+            raise BiociteError(f"{where}unknown setting {key!r}{hint}")
         if isinstance(value, dict) and any(k.startswith(f"{key}.") for k in known):
-            check_keys(value, known, f"{key}.")
+            check_keys(value, known, f"{key}.", where)
+
+
+def _check_preset(preset: str) -> None:
+    """A typo in a preset file is refused like one in `-s` (nested sections would ignore it silently)."""
+    path = preset_path(preset)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise BiociteError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if data is not None and not isinstance(data, dict):
+        raise BiociteError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
+    check_keys(data or {}, _known_keys(Settings), where=f"{path}: ")
 
 
 def load_settings(preset: str | None = None, overrides: list[str] | None = None) -> Settings:
@@ -256,6 +268,7 @@ def load_settings(preset: str | None = None, overrides: list[str] | None = None)
     check_keys(kwargs, _known_keys(Settings))
     if preset:
         kwargs["preset"] = preset
+    _check_preset(preset or os.environ.get("BIOCITE_PRESET", "default"))
     try:
         return Settings(**kwargs)
     except ValidationError as exc:

@@ -370,6 +370,13 @@ def _runs(lab: Lab, _: Path) -> None:
     lab.file("topics_empty.json", "")
 
 
+def _writes(name: str, text: str) -> Callable[[Lab, Path], None]:
+    def setup(lab: Lab, _: Path) -> None:
+        lab.file(name, text)
+
+    return setup
+
+
 def _line_93(_: Lab, __: Path, result: Result) -> str | None:
     return None if ":93:" in result.err else f"error not reported at line 93: {result.err.strip()}"
 
@@ -414,6 +421,22 @@ CASES: list[Case] = [
         "bad setting value", ["config", "show", "-s", "index.k1=abc"], 2, index=False, check=names("index.k1")
     ),
     Case("unknown preset", ["config", "show", "-p", "nosuch"], 2, index=False, check=names("nosuch")),
+    Case(
+        "preset file with a mistyped key",
+        ["config", "show", "-p", f("typo.yaml")],
+        2,
+        index=False,
+        setup=_writes("typo.yaml", "llm:\n  modle: x\n"),
+        check=names("llm.model"),
+    ),
+    Case(
+        "preset file not YAML",
+        ["config", "show", "-p", f("bad.yaml")],
+        2,
+        index=False,
+        setup=_writes("bad.yaml", "llm: [\n"),
+        check=names("bad.yaml"),
+    ),
     Case("port out of range", ["serve", "--port", "99999"], 2, index=False),
     Case("config show (control)", ["config", "show"], 0, index=False, check=_stdout_has("k1:")),
     # --- run files: validate, evaluate, report, batch

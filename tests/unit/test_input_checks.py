@@ -110,6 +110,12 @@ def test_unknown_setting_key_names_the_closest_valid_one() -> None:
     assert load_settings("test", ["index.k1=1.1"]).index.k1 == 1.1
 
 
+def test_a_preset_file_with_an_unknown_key_is_refused(tmp_path) -> None:
+    preset = _file(tmp_path, "index:\n  k1: 1.2\nagent:\n  max_roundz: 3\n", "mine.yaml")
+    with pytest.raises(BiociteError, match=r"mine\.yaml: unknown setting 'agent\.max_roundz'; did you mean"):
+        load_settings(str(preset))
+
+
 def _answer(question: str, pmid: str) -> Answer:
     cited = AnswerSentence(text="Aspirin helps.", citations=[Citation(pmid=pmid)])
     return Answer(question=question, sentences=[cited])
