@@ -1,8 +1,8 @@
 """Reading user-supplied JSON and JSONL files: every failure is one InputError naming the file and line.
 
 The one owner of "read a JSON or JSONL file the user gave us": strict UTF-8 (the line of the first bad
-byte is named), no NaN / Infinity (not JSON, and they poison means), a nesting limit (no RecursionError
-traceback), an empty file is an error, and a JSON document that is not JSONL is reported at the line
+byte is named), no NaN / Infinity (not JSON, and they poison means), too deep nesting is an error (not a
+RecursionError traceback), an empty file is an error, and a JSON document that is not JSONL is reported at the line
 of its own error, not at line 1.
 """
 
@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from biocite.errors import InputError
-
-MAX_DEPTH = 64  # far deeper than any run, topics or gold file; far below Python's recursion limit
 
 
 def _no_constant(name: str) -> Any:
@@ -42,39 +40,15 @@ def read_text(path: Path | str) -> str:
     return text.removeprefix("\ufeff")
 
 
-def _depth_ok(text: str) -> bool:
-    """A cheap upper bound on nesting: brackets opened without being closed, strings ignored roughly."""
-    depth = worst = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            worst = max(worst, depth)
-            if worst > MAX_DEPTH:
-                return False
-        elif ch in "]}":
-            depth -= 1
-    return True
-
-
 def parse(text: str, where: str, *, first_line: int = 1) -> Any:
     """One JSON value; `where` names the file for the message."""
-    if not _depth_ok(text):
-        raise InputError(f"{where}:{first_line}: JSON nested deeper than {MAX_DEPTH} levels")
     try:
         return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}:{first_line + exc.lineno - 1}: not valid JSON ({exc.msg})") from None
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise InputError(f"{where}:{first_line}: JSON nested too deeply") from None
+    except ValueError as exc:
         raise InputError(f"{where}:{first_line}: not valid JSON ({exc})") from None
 
 

@@ -33,7 +33,7 @@ def _file(tmp_path: Path, text: str | bytes, name: str = "f.json") -> Path:
         (b'{"a": "caf\xe9"}', ":1: not valid UTF-8"),
         ('{"a": NaN}', "NaN is not allowed"),
         ('{"a": -Infinity}', "Infinity is not allowed"),
-        ("[" * 5000 + "]" * 5000, "nested deeper"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
         ('{\n"a": 1,\n"b": oops\n}', ":3: not valid JSON"),
     ],
 )
