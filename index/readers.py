@@ -200,6 +200,9 @@ def _jsonl_record(raw: bytes, where: str, stats: ReadStats) -> Document | None:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         _malformed(stats, f"{where}: bad JSON ({exc.__class__.__name__}: {_reason(exc)})")
         return None
+    except RecursionError:
+        _malformed(stats, f"{where}: bad JSON (nested too deeply)")
+        return None
     if not isinstance(data, dict):
         _malformed(stats, f"{where}: expected a JSON object, got {type(data).__name__}")
         return None

@@ -66,12 +66,13 @@ def test_good_pmids_are_canonical_strings() -> None:
     assert Citation(pmid=42).pmid == "42"
 
 
-def test_reader_skips_bad_pmids_with_a_warning(tmp_path) -> None:
-    rows = [{"pmid": p, "abstract": "Text."} for p in ("abc/../../etc", "-5", "17")]
-    path = _file(tmp_path, "".join(json.dumps(r) + "\n" for r in rows), "c.jsonl")
+def test_reader_skips_bad_pmids_and_deep_lines_with_a_warning(tmp_path) -> None:
+    rows = [json.dumps({"pmid": p, "abstract": "Text."}) for p in ("abc/../../etc", "-5", "17")]
+    path = _file(tmp_path, "\n".join([*rows, "[" * 100_000 + "]" * 100_000]) + "\n", "c.jsonl")
     stats = ReadStats()
     assert list(read_documents([path], stats)) == ["17"]
-    assert stats.malformed == 2 and "not a PMID" in stats.warnings[0]
+    assert stats.malformed == 3 and "not a PMID" in stats.warnings[0]
+    assert "nested too deeply" in stats.warnings[2]
 
 
 def test_a_huge_abstract_is_truncated_with_a_warning_and_split_in_linear_time(tmp_path) -> None:
