@@ -725,12 +725,13 @@ def create_app(settings: Settings, *, agent: Any | None = None) -> FastAPI:
         pmids: str = Query(max_length=5000, description="Comma-separated PMIDs; unknown ones are left out."),
     ) -> Any:
         """Abstracts with their sentence offsets (the spans of an Answer index `abstract`)."""
-        wanted = list(dict.fromkeys(check_pmid(p) for p in pmids.split(",") if p.strip()))
+        wanted = list(dict.fromkeys(p.strip() for p in pmids.split(",") if p.strip()))
         if not wanted:
             raise InputError("no PMIDs given (pmids=1,2,3)")
         if len(wanted) > settings.server.max_pmids:
             raise InputError(f"{len(wanted)} PMIDs; the limit is {settings.server.max_pmids} per request")
-        return await service.in_search_thread(service.documents, wanted)
+        checked = [check_pmid(p) for p in wanted]  # positive integers: "-5", "abc/../etc" are 422
+        return await service.in_search_thread(service.documents, checked)
 
     @v1.post("/evaluate", response_model=QuestionResult, responses=QUEUED, tags=["answers"])
     async def evaluate(body: EvaluateRequest, request: Request) -> Any:

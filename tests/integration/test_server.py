@@ -180,6 +180,8 @@ def test_search_and_documents(client) -> None:
         ("get", "/v1/search", {"params": {"q": "  "}}, "the query is empty"),
         ("get", "/v1/documents", {"params": {"pmids": ",".join(map(str, range(51)))}}, "limit is 50"),
         ("get", "/v1/documents", {"params": {"pmids": ","}}, "no PMIDs"),
+        ("get", "/v1/documents", {"params": {"pmids": "1001,abc/../../etc"}}, "not a PMID"),
+        ("get", "/v1/documents", {"params": {"pmids": "-5"}}, "not a PMID"),
     ],
 )
 def test_limits_answer_422_with_one_line(client, method, path, kwargs, message) -> None:
