@@ -82,8 +82,13 @@ class BuildReport(BaseModel):
 
 
 def corpus_files(paths: Sequence[Path]) -> list[Path]:
-    """Corpus files in the order they apply (folders sorted, so update files come after baselines)."""
-    files = expand_paths(list(paths))
+    """Corpus files in the order they apply (folders sorted, so update files come after baselines); a file
+    reached twice (a folder and a folder inside it, e.g. `index add pubmed/updatefiles` after
+    `index build --corpus pubmed`) is read once, at its first place."""
+    unique: dict[Path, Path] = {}
+    for path in expand_paths(list(paths)):
+        unique.setdefault(path.resolve(), path)
+    files = list(unique.values())
     if not files:
         raise InputError(f"no corpus files (.jsonl, .xml, optionally .gz) under {', '.join(map(str, paths))}")
     return files
