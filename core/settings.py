@@ -95,6 +95,15 @@ class AgentSettings(BaseModel):
     recite_candidates: int = 2  # other abstracts tried when a sentence's own citations do not support it
     relevance_margin: float = 0.2  # evidence beyond the top min_evidence must score >= best - margin
     answer_sentences: int = 4  # sentences the generator is asked for (max_sentences is the hard cap)
+    # Issue 12: answer-bearing evidence, entity coverage and the bottom line (agent/findings.py, ...).
+    answer_model: bool = True  # score sentences for answering the question (trained on first use)
+    # evidence order = (1 - w) * relevance + w * P(answer-bearing); fitted on the train part (bench/agent_answers.py)
+    answer_weight: float = 0.5
+    coverage: bool = (
+        True  # abstain, naming them, when key concepts of the question are in no evidence abstract
+    )
+    max_concept_df: float = 0.03  # a concept needs a term in at most this share of the indexed documents
+    models_dir: Path | None = None  # default: <home>/models/agent/
 
 
 class EvaluatorSettings(BaseModel):
