@@ -41,6 +41,22 @@ GENERIC = frozenset(
         stem=True,
     )
 )
+# Verbs of research questions: they end a noun phrase ("... pulmonary disease | shorten | survival").
+VERBS = frozenset(
+    tokenize(
+        """shorten shortens prolong prolongs predispose predisposes protect protects induce induces alter alters
+        modify modifies enhance enhances impair impairs worsen worsens promote promotes inhibit inhibits
+        trigger triggers accelerate accelerates delay delays extend extends lower lowers raise raises treat
+        treats detect detects diagnose diagnoses identify identifies exceed exceeds outperform outperforms
+        replace replaces mediate mediates modulate modulates regulate regulates contribute contributes
+        explain explains determine determines indicate indicates reflect reflects represent represents
+        remain remains occur occurs appear appears seem seems become becomes make makes take takes give
+        gives get gets want wants know knows teach teach understand understands show shows compare compares
+        respond responds receive receives undergo undergoes achieve achieves allow allows provide provides
+        result results depend depends vary varies play plays decline declines""",
+        stem=True,
+    )
+)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -89,7 +105,7 @@ def key_concepts(question: str, df: DocumentFrequencies, max_df_share: float = 0
             chunks[-1][-1] = f"{chunks[-1][-1]} {word}"
             continue
         stem = _stem(low)
-        if low in STOPWORDS or stem is None or stem in GENERIC:
+        if low in STOPWORDS or stem is None or stem in GENERIC or stem in VERBS:
             chunks.append([])
             continue
         chunks[-1].append(word)

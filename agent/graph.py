@@ -322,6 +322,8 @@ class Agent:
             answer_weight=self.config.answer_weight,
         )
         notes = list(state.get("notes", []))
+        # thin evidence is judged before the coverage filter keeps only the abstracts covering the concepts
+        enough = self.sufficient(evidence)
         evidence, not_covered = self._cover(state["standalone"], evidence, docs, notes)
         if evidence:  # the margin is on the embedding scale, so it comes before any LLM judgement
             floor = max(e.relevance for e in evidence) - self.config.relevance_margin
@@ -333,7 +335,7 @@ class Agent:
             notes.append(note)
         best = f", best relevance {max(e.relevance for e in evidence):.2f}" if evidence else ""
         _emit({"event": "step", "node": "attribute", "detail": f"{len(evidence)} evidence sentences{best}"})
-        return {"evidence": evidence, "notes": notes, "not_covered": not_covered}
+        return {"evidence": evidence, "notes": notes, "not_covered": not_covered, "sufficient": enough}
 
     def conclude(self, state: AgentState) -> AgentState:
         """The question's type and, for yes/no questions, the verdict from the answer-bearing evidence."""
@@ -498,7 +500,10 @@ class Agent:
     # --- routing --------------------------------------------------------------------------------------
 
     def route_after_attribute(self, state: AgentState) -> str:
-        if self.sufficient(state.get("evidence", [])) and not state.get("not_covered"):
+        enough = state.get("sufficient")
+        if enough is None:
+            enough = self.sufficient(state.get("evidence", []))
+        if enough and state.get("evidence") and not state.get("not_covered"):
             return "conclude"
         return "plan" if state.get("round", 0) < self.config.max_rounds else "abstain"
 

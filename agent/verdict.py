@@ -36,7 +36,11 @@ PUBMEDQA_TO_VERDICT: dict[str, Verdict] = {"yes": "yes", "no": "no", "maybe": "m
 
 _AUX = r"(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|had|may|might|must|shall)"
 _YES_NO = re.compile(rf"^\s*(?:[^?:]*?:\s*)?{_AUX}\b", re.IGNORECASE)
-_LIST = re.compile(r"^\s*(?:which|what)\s+(?:\w+\s+){0,3}(?:are|were)\b|^\s*(?:list|name)\b", re.IGNORECASE)
+_LIST = re.compile(
+    r"^\s*(?:which|what)\s+(?:\w+\s+){0,3}(?:are|were)\b|^\s*(?:list|name)\b"
+    r"|^\s*(?:which|what)\s+(?!is\b|was\b|does\b|has\b)(?:\w+\s+){0,2}?\w+s\s",  # "which drugs ..."
+    re.IGNORECASE,
+)
 _FACTOID = re.compile(r"^\s*(?:what|which|who|whom|when|where|how (?:many|much|long|often))\b", re.IGNORECASE)
 
 
