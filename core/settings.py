@@ -97,7 +97,7 @@ class AgentSettings(BaseModel):
     answer_sentences: int = 4  # sentences the generator is asked for (max_sentences is the hard cap)
     # Issue 12: answer-bearing evidence, entity coverage and the bottom line (agent/findings.py, ...).
     answer_model: bool = True  # score sentences for answering the question (trained on first use)
-    # evidence order = (1 - w) * relevance + w * P(answer-bearing); fitted on the train part (bench/agent_answers.py)
+    # evidence order = (1 - w) * relevance + w * P(answer-bearing); hand-set (not fitted), see README Figures
     answer_weight: float = 0.5
     coverage: bool = (
         True  # abstain, naming them, when key concepts of the question are in no evidence abstract
