@@ -225,7 +225,8 @@ def training_abstracts(train_pmids: set[str], store: SentenceStore) -> list[Labe
 
 
 def abstract_features(items: Sequence[LabelledAbstract], encoder: Encoder) -> tuple[np.ndarray, np.ndarray]:
-    rows, ys = [], []
+    rows: list[np.ndarray] = []
+    ys: list[int] = []
     for item in items:
         keep = [i for i, y in enumerate(item.labels) if y is not None]
         vectors = encoder.encode([item.question, *[item.sentences[i].text for i in keep]])

@@ -221,3 +221,20 @@ def test_agent_answers_when_every_concept_is_covered() -> None:
     assert not answer.abstained and answer.not_covered == []
     assert {c.pmid for s in answer.sentences for c in s.citations} == {"333"}
     assert "333" in ABSTRACTS
+
+
+def test_cli_rendering_shows_the_verdict_and_what_is_not_covered() -> None:
+    from rich.console import Console
+
+    from biocite.agent.render import render_answer
+    from biocite.records import Answer
+
+    console = Console(record=True, width=120)
+    answer = Answer(question="q?", abstained=True, abstain_reason="no evidence", verdict="insufficient",
+                    question_type="yes/no", not_covered=["tirzepatide"])  # fmt: skip
+    render_answer(console, answer)
+    text = console.export_text()
+    assert "Verdict: insufficient" in text and "not covered by the evidence: tirzepatide" in text
+    answer = Answer(question="q?", verdict="yes", verdict_probability=0.81, question_type="yes/no")
+    render_answer(console, answer)
+    assert "Verdict: yes (probability 0.81)" in console.export_text()
