@@ -4,11 +4,13 @@ Key concepts come from the question alone, without NLP models: the question is c
 words, question words and generic words of question templates ("does", "effect", "reduce", "patients",
 "safe"); a chunk is a concept when it has at least one *specific* term, a term in at most
 `max_df_share` of the indexed documents (IDF from the index; a term absent from the index is the most
-specific of all). A single letter or number is glued to the word before it ("vitamin D", "type 2"), and
-such a compound must occur as a phrase.
+specific of all). A single letter is glued to the word before it ("vitamin D", "T cell"), and such a
+compound must occur as a phrase; numbers are skipped.
 
-A concept is covered by an abstract (title + text) when every specific term of it occurs there (stems, as
-BM25 sees them), or when its initials do ("chronic obstructive pulmonary disease" -> "COPD").
+A concept is covered by an abstract (title + text) when its rarest specific term occurs there (stems, as
+BM25 sees them; compounds as phrases), or when its initials do ("chronic obstructive pulmonary disease" ->
+"COPD"). `max_df_share` is fitted on the TRAIN questions (bench/agent_answers.py prints the false-miss
+rate of the source abstracts).
 """
 
 from __future__ import annotations
@@ -95,14 +97,15 @@ def _stem(word: str) -> str | None:
     return tokens[0] if tokens else None
 
 
-def key_concepts(question: str, df: DocumentFrequencies, max_df_share: float = 0.03) -> list[Concept]:
+def key_concepts(question: str, df: DocumentFrequencies, max_df_share: float = 0.0005) -> list[Concept]:
     """The question's concepts that carry at least one specific term, in question order."""
     chunks: list[list[str]] = [[]]
     for word in _WORD.findall(question):
         low = word.casefold()
-        glue = (len(low) == 1 and low.isalpha() and low in "dtbkce") or low.isdigit()
-        if glue and chunks[-1]:
+        if len(low) == 1 and low.isalpha() and low in "dtbkce" and chunks[-1]:  # vitamin D, T cell
             chunks[-1][-1] = f"{chunks[-1][-1]} {word}"
+            continue
+        if low.isdigit():  # numbers are not concepts ("fourteen years" is not one either, but is rare)
             continue
         stem = _stem(low)
         if low in STOPWORDS or stem is None or stem in GENERIC or stem in VERBS:
@@ -121,6 +124,8 @@ def key_concepts(question: str, df: DocumentFrequencies, max_df_share: float = 0
             stem = _stem(word.casefold())
             if stem and df.share(stem) <= max_df_share:
                 terms.append(stem)
+        # rarest first: a compound phrase, then the stem in the fewest documents
+        terms.sort(key=lambda t: -1.0 if " " in t else df.share(t))
         if terms:
             words = [w for part in chunk for w in part.split()]
             concepts.append(Concept(text=" ".join(chunk), terms=terms, words=words))
@@ -138,17 +143,17 @@ class DocumentTerms:
 
 
 def covers(concept: Concept, terms: DocumentTerms) -> bool:
+    """The concept's rarest term (a compound as a phrase) is in the abstract, or its initials are.
+
+    Requiring only the rarest term keeps the distinguishing word ("gestational" of "gestational diabetes",
+    the drug of a drug class) while tolerating the question's own wording of the rest."""
     initials = concept.initials()
     if initials and initials in terms.words:
         return True
-    for term in concept.terms:
-        if " " in term:
-            phrase = " " + " ".join(re.findall(r"[a-z0-9]+", term)) + " "
-            if phrase not in terms.flat:
-                return False
-        elif term not in terms.stems:
-            return False
-    return True
+    key = concept.terms[0]
+    if " " in key:
+        return " " + " ".join(re.findall(r"[a-z0-9]+", key)) + " " in terms.flat
+    return key in terms.stems
 
 
 def coverage(concepts: list[Concept], docs: dict[str, Document]) -> dict[str, set[int]]:

@@ -44,7 +44,7 @@ def _doc(title: str, abstract: str) -> DocumentTerms:
 
 def test_vitamin_d_is_not_covered_by_vitamin_k_evidence() -> None:
     df = _df("vitamin K and fractures", "vitamin D and falls")
-    concepts = key_concepts("Does vitamin D reduce fractures in older adults?", df)
+    concepts = key_concepts("Does vitamin D reduce fractures in older adults?", df, 0.03)
     assert [c.text for c in concepts] == ["vitamin D", "fractures", "older"]  # "adults" is generic
     vitamin_d = concepts[0]
     assert not covers(vitamin_d, _doc("Vitamin K2 and bone", "Vitamin K reduced fractures."))
@@ -53,7 +53,7 @@ def test_vitamin_d_is_not_covered_by_vitamin_k_evidence() -> None:
 
 def test_gestational_diabetes_is_not_covered_by_type_2_diabetes_trials() -> None:
     df = _df("gestational diabetes insulin", "type 2 diabetes metformin")
-    concepts = key_concepts("Is metformin safe in gestational diabetes?", df)
+    concepts = key_concepts("Is metformin safe in gestational diabetes?", df, 0.03)
     assert [c.text for c in concepts] == ["metformin", "gestational diabetes"]
     t2d = _doc("Metformin in type 2 diabetes", "Metformin lowered HbA1c in type 2 diabetes.")
     assert covers(concepts[0], t2d) and not covers(concepts[1], t2d)
@@ -61,13 +61,15 @@ def test_gestational_diabetes_is_not_covered_by_type_2_diabetes_trials() -> None
 
 def test_initials_cover_a_spelt_out_concept() -> None:
     df = _df("chronic obstructive pulmonary disease")
-    concept = key_concepts("Does chronic obstructive pulmonary disease shorten survival?", df)[0]
+    concept = key_concepts("Does chronic obstructive pulmonary disease shorten survival?", df, 0.03)[0]
     assert concept.text == "chronic obstructive pulmonary disease"
     assert covers(concept, _doc("", "Patients with COPD died earlier."))
 
 
 def test_absent_entity_is_always_a_key_concept() -> None:
-    concepts = key_concepts("Does tirzepatide reduce asthma exacerbations?", _df("asthma exacerbations"))
+    concepts = key_concepts(
+        "Does tirzepatide reduce asthma exacerbations?", _df("asthma exacerbations"), 0.03
+    )
     assert concepts[0].text == "tirzepatide"
 
 
