@@ -322,8 +322,20 @@ class Agent:
             answer_weight=self.config.answer_weight,
         )
         notes = list(state.get("notes", []))
-        # thin evidence is judged before the coverage filter keeps only the abstracts covering the concepts
+        # Thin evidence is judged on relevance alone (the bars were calibrated on it), before the coverage
+        # filter keeps only the abstracts covering the concepts.
         enough = self.sufficient(evidence)
+        if findings is not None and not enough:
+            by_relevance = select_evidence(
+                state["standalone"],
+                docs,
+                sentences,
+                self.cache,
+                per_doc=self.config.evidence_per_doc,
+                min_relevance=self.config.min_relevance,
+                weights=self.weights,
+            )
+            enough = self.sufficient(by_relevance)
         evidence, not_covered = self._cover(state["standalone"], evidence, docs, notes)
         if evidence:  # the margin is on the embedding scale, so it comes before any LLM judgement
             floor = max(e.relevance for e in evidence) - self.config.relevance_margin
