@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from biocite.index.tokenize import tokenize
-from biocite.records import AnswerSentence, Citation, Evidence
+from biocite.records import Answer, AnswerSentence, Citation, Evidence
 
 # 12, 0.05, 1,200, 95%, 3.5-fold; "P<0.05" gives 0.05. A lone "1" or "2" in words ("type 2") counts too.
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
@@ -138,3 +138,21 @@ def acceptable_query(query: str, earlier: list[str]) -> bool:
         return False
     key = normalised_query(query)
     return all(key != normalised_query(q) for q in earlier)
+
+
+def audit(answers: list[Answer]) -> dict[str, int]:
+    """Over finished answers: numbers of generated sentences missing from their cited evidence, and
+    sentences copying one evidence sentence of their answer while citing another abstract."""
+    counts = {"sentences": 0, "numbers": 0, "numbers_missing": 0, "cross_cited_copies": 0}
+    for answer in answers:
+        evidence = [e for s in answer.sentences for c in s.citations for e in c.evidence]
+        for sentence in answer.sentences:
+            if sentence.kind == "bottom_line":
+                continue
+            counts["sentences"] += 1
+            counts["numbers"] += len(numbers(sentence.text))
+            counts["numbers_missing"] += len(numbers_in(sentence.text, cited_text(sentence)))
+            source = copied_from(sentence.text, evidence)
+            if source is not None and source.pmid not in {c.pmid for c in sentence.citations}:
+                counts["cross_cited_copies"] += 1
+    return counts

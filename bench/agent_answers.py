@@ -43,7 +43,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from biocite.agent.findings import PUBMEDQA, overlaps_long_answer  # noqa: E402
 from biocite.agent.graph import Agent  # noqa: E402
-from biocite.agent.synthesis import copied_from, numbers_in  # noqa: E402
+from biocite.agent.synthesis import audit  # noqa: E402
 from biocite.index.rerank import load_questions, split_questions  # noqa: E402
 from biocite.records import Answer  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
@@ -100,24 +100,6 @@ def f1_macro(gold: list[str], predicted: list[str], labels: list[str]) -> float:
     return sum(scores) / len(scores)
 
 
-def synthesis_checks(answers: list[Answer]) -> dict[str, int]:
-    """Numbers missing from cited evidence, and copies of one evidence sentence citing another abstract."""
-    counts = {"sentences": 0, "numbers": 0, "numbers_missing": 0, "cross_cited_copies": 0}
-    for answer in answers:
-        evidence = [e for s in answer.sentences for c in s.citations for e in c.evidence]
-        for sentence in answer.sentences:
-            if sentence.kind == "bottom_line":
-                continue
-            counts["sentences"] += 1
-            cited = " ".join(e.span.text for c in sentence.citations for e in c.evidence)
-            counts["numbers"] += len(re.findall(r"(?<![\w.])\d+(?:[.,]\d+)*", sentence.text))
-            counts["numbers_missing"] += len(numbers_in(sentence.text, cited))
-            source = copied_from(sentence.text, evidence)
-            if source is not None and source.pmid not in {c.pmid for c in sentence.citations}:
-                counts["cross_cited_copies"] += 1
-    return counts
-
-
 def evaluate(
     agent: Agent, mode: str, items: list[tuple[str, str]], gold: dict[str, str]
 ) -> tuple[dict, list]:
@@ -165,7 +147,7 @@ def evaluate(
         "median_seconds": round(statistics.median(s for _, _, s in results), 2),
     }
     if mode == "generate":
-        figures["synthesis"] = synthesis_checks([a for a in answers if not a.abstained])
+        figures["synthesis"] = audit([a for a in answers if not a.abstained])
         figures["fell_back_to_extractive"] = sum(a.mode == "extractive" for a in answers if not a.abstained)
     return figures, results
 
@@ -182,6 +164,7 @@ def main() -> None:
     parser.add_argument("--preset", default=None)
     parser.add_argument("--set", dest="overrides", action="append", default=[])
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--records-out", type=Path, default=None, help="generate-mode answers, for the test")
     args = parser.parse_args()
     settings = load_settings(args.preset, args.overrides)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -236,6 +219,9 @@ def main() -> None:
     if args.out:
         args.out.write_text(json.dumps(summary, indent=1))
         print(f"records written to {args.out}")
+    if args.records_out and "generate" in summary["records"]:
+        run = {"about": "bench/agent_answers.py generate-mode answers (tests/unit/test_answer_run.py)"}
+        args.records_out.write_text(json.dumps({**run, "records": summary["records"]["generate"]}) + "\n")
 
 
 if __name__ == "__main__":
