@@ -336,7 +336,7 @@ class Agent:
                 weights=self.weights,
             )
             enough = self.sufficient(by_relevance)
-        evidence, not_covered = self._cover(state["standalone"], evidence, docs, notes)
+        evidence, not_covered, unknown = self._cover(state["standalone"], evidence, docs, notes)
         if evidence:  # the margin is on the embedding scale, so it comes before any LLM judgement
             floor = max(e.relevance for e in evidence) - self.config.relevance_margin
             keep = self.config.min_evidence  # a very strong best sentence must not leave the rest thin
@@ -347,13 +347,21 @@ class Agent:
             notes.append(note)
         best = f", best relevance {max(e.relevance for e in evidence):.2f}" if evidence else ""
         _emit({"event": "step", "node": "attribute", "detail": f"{len(evidence)} evidence sentences{best}"})
-        return {"evidence": evidence, "notes": notes, "not_covered": not_covered, "sufficient": enough}
+        return {
+            "evidence": evidence,
+            "notes": notes,
+            "not_covered": not_covered,
+            "unknown_concepts": unknown,
+            "sufficient": enough,
+        }
 
     def conclude(self, state: AgentState) -> AgentState:
         """The question's type and, for yes/no questions, the verdict from the answer-bearing evidence."""
         kind = question_type(state["standalone"])
         model = self.verdict_model
         evidence = state.get("evidence", [])
+        if kind == "yes/no" and state.get("not_covered"):  # the evidence answers another question
+            return {"question_type": kind, "verdict": "insufficient", "verdict_probability": None}
         if kind != "yes/no" or model is None or not evidence:
             return {"question_type": kind}
         texts = [e.span.text for e in evidence]
@@ -447,7 +455,7 @@ class Agent:
             if evidence
             else f"no sentence cleared relevance {self.config.min_relevance:.2f}"
         )
-        missing = state.get("not_covered") or []
+        missing = state.get("unknown_concepts") or []
         if missing:
             found = "no evidence abstract mentions " + ", ".join(repr(c) for c in missing)
         reason = (
@@ -465,8 +473,11 @@ class Agent:
         retrieved = {h.pmid for h in hits}
         notes = list(state.get("notes", []))
         sentences = state.get("sentences", [])
-        if sentences and state.get("verdict") in ("yes", "no", "mixed"):
-            sentences = [bottom_line_sentence(state["verdict"], state.get("evidence", [])), *sentences]
+        missing = state.get("not_covered") or []
+        if sentences and (state.get("verdict") in ("yes", "no", "mixed") or missing):
+            verdict = state.get("verdict") or "insufficient"
+            line = bottom_line_sentence(verdict, state.get("evidence", []), not_covered=missing)
+            sentences = [line, *sentences]
         sentences = enforce_guarantees(
             sentences,
             retrieved,
@@ -515,7 +526,7 @@ class Agent:
         enough = state.get("sufficient")
         if enough is None:
             enough = self.sufficient(state.get("evidence", []))
-        if enough and state.get("evidence") and not state.get("not_covered"):
+        if enough and state.get("evidence") and not state.get("unknown_concepts"):
             return "conclude"
         return "plan" if state.get("round", 0) < self.config.max_rounds else "abstain"
 
@@ -556,14 +567,15 @@ class Agent:
 
     def _cover(
         self, question: str, evidence: list[Evidence], docs: dict[str, Document], notes: list[str]
-    ) -> tuple[list[Evidence], list[str]]:
-        """Keep the evidence of the abstracts covering the most key concepts; name the concepts they miss."""
+    ) -> tuple[list[Evidence], list[str], list[str]]:
+        """Keep the evidence of the abstracts covering the most key concepts; name the concepts they miss,
+        and those of them the whole index never mentions (nothing can be said: the agent abstains)."""
         df = self.doc_freqs
         if df is None or not evidence:
-            return evidence, []
+            return evidence, [], []
         concepts = key_concepts(question, df, self.config.max_concept_df)
         if not concepts:
-            return evidence, []
+            return evidence, [], []
         covered = coverage(concepts, {p: docs[p] for p in dict.fromkeys(e.pmid for e in evidence)})
         most = max(len(c) for c in covered.values())
         best = {p for p, c in covered.items() if len(c) == most}
@@ -574,7 +586,12 @@ class Agent:
             + "; ".join(c.text for c in concepts)
             + (f" (not covered: {'; '.join(missing)})" if missing else "")
         )
-        return [e for e in evidence if e.pmid in best], missing
+        unknown = [
+            c.text
+            for i, c in enumerate(concepts)
+            if i not in union and " " not in c.terms[0] and df.share(c.terms[0]) == 0
+        ]
+        return [e for e in evidence if e.pmid in best], missing, unknown
 
     def _judge_relevance(self, question: str, evidence: list[Evidence]) -> tuple[list[Evidence], str]:
         """The LLM judge vetoes top evidence sentences it finds irrelevant (P(relevant) < agent.judge_veto).
@@ -690,14 +707,21 @@ def _bottom_line_hint(verdict: str | None) -> str:
     return f"The answer opens with the bottom line '{verdict}'; write the findings behind it, not the bottom line."
 
 
-def bottom_line_sentence(verdict: str, evidence: list[Evidence], max_citations: int = 2) -> AnswerSentence:
-    """The verdict as the answer's first sentence, citing the most answer-bearing evidence abstracts."""
+def bottom_line_sentence(
+    verdict: str, evidence: list[Evidence], max_citations: int = 2, not_covered: list[str] | None = None
+) -> AnswerSentence:
+    """The verdict as the answer's first sentence, citing the most answer-bearing evidence abstracts; with
+    concepts not covered, the sentence says the studies found do not mention them."""
     ranked = sorted(evidence, key=lambda e: e.answer if e.answer is not None else e.relevance, reverse=True)
     by_pmid: dict[str, list[Evidence]] = {}
     for item in ranked[:3]:
         by_pmid.setdefault(item.pmid, []).append(item)
     citations = [Citation(pmid=p, evidence=items) for p, items in list(by_pmid.items())[:max_citations]]
-    return AnswerSentence(text=_BOTTOM_LINES[verdict], citations=citations, kind="bottom_line")
+    text = _BOTTOM_LINES.get(verdict, "")
+    if not_covered:
+        names = ", ".join(not_covered)
+        text = f"Bottom line: not answered for {names}; the studies found do not mention it, so only they are reported."
+    return AnswerSentence(text=text, citations=citations, kind="bottom_line")
 
 
 def enforce_guarantees(

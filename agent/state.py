@@ -29,6 +29,7 @@ class AgentState(TypedDict, total=False):
     hits: list[SearchHit]  # every abstract retrieved, in order of first retrieval
     evidence: list[Evidence]  # chosen evidence sentences, best first
     not_covered: list[str]  # key concepts of the question that no evidence abstract mentions
+    unknown_concepts: list[str]  # ... of them, those no indexed abstract mentions: the agent abstains
     sufficient: bool | None  # the evidence cleared the relevance bars (before the coverage filter)
     question_type: str  # "yes/no" | "factoid" | "list" | "open"
     verdict: str | None  # yes/no questions: "yes" | "no" | "mixed" | "insufficient"
@@ -55,6 +56,7 @@ def fresh_turn(question: str, mode: str) -> AgentState:
         hits=[],
         evidence=[],
         not_covered=[],
+        unknown_concepts=[],
         sufficient=None,
         verdict=None,
         verdict_probability=None,

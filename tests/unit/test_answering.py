@@ -205,15 +205,22 @@ class TokenDocsRetriever(FakeRetriever):
         docs.iter_tokens = lambda: ((p, tokenize(d.text, stem=True)) for p, d in docs.docs.items())  # type: ignore[attr-defined]
 
 
-def test_agent_abstains_naming_the_concept_no_evidence_mentions() -> None:
+def test_agent_abstains_naming_a_concept_no_indexed_abstract_mentions() -> None:
     settings = agent_settings("agent.max_concept_df=0.6")
     agent = Agent(settings, retriever=TokenDocsRetriever())
-    answer = agent.ask(
-        "Does vitamin K supplementation reduce hip fractures in older adults?", mode="extractive"
-    )
-    assert answer.abstained and answer.not_covered == ["vitamin K supplementation"]
-    assert "vitamin K supplementation" in (answer.abstain_reason or "")
+    answer = agent.ask("Does tirzepatide reduce hip fractures in older adults?", mode="extractive")
+    assert answer.abstained and answer.not_covered == ["tirzepatide"]
+    assert "tirzepatide" in (answer.abstain_reason or "")
     assert answer.question_type == "yes/no" and answer.verdict == "insufficient"
+
+
+def test_agent_says_what_is_not_covered_and_gives_no_verdict_for_another_entity() -> None:
+    settings = agent_settings("agent.max_concept_df=0.6", "agent.min_evidence=1")
+    agent = Agent(settings, retriever=TokenDocsRetriever())
+    answer = agent.ask("Does vitamin K supplementation reduce hip fractures?", mode="extractive")
+    assert not answer.abstained and answer.not_covered == ["vitamin K supplementation"]
+    assert answer.verdict == "insufficient"
+    assert answer.sentences[0].kind == "bottom_line" and "vitamin K" in answer.sentences[0].text
 
 
 def test_agent_answers_when_every_concept_is_covered() -> None:
