@@ -704,7 +704,9 @@ _BOTTOM_LINES = {
 def _bottom_line_hint(verdict: str | None) -> str:
     if verdict not in _BOTTOM_LINES:
         return ""
-    return f"The answer opens with the bottom line '{verdict}'; write the findings behind it, not the bottom line."
+    return (
+        ""  # a hint naming the verdict made the small model answer in one word; the bottom line is prepended
+    )
 
 
 def bottom_line_sentence(
