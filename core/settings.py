@@ -101,9 +101,8 @@ class AgentSettings(BaseModel):
     answer_model: bool = True  # score sentences for answering the question (trained on first use)
     # evidence order = (1 - w) * relevance + w * P(answer-bearing); hand-set (not fitted), see README Figures
     answer_weight: float = 0.5
-    coverage: bool = (
-        True  # abstain, naming them, when key concepts of the question are in no evidence abstract
-    )
+    # list the key concepts no evidence abstract covers; abstain when no indexed abstract does
+    coverage: bool = True
     # a concept needs a term in at most this share of the indexed documents; the lowest of 0.0005, 0.001,
     # 0.002, 0.005, 0.01, 0.03 keeps source abstracts of TRAIN questions uncovered least often (6.3 %)
     max_concept_df: float = 0.0005
