@@ -38,6 +38,7 @@ from biocite.records import Document, Sentence
 from biocite.settings import DATA_DIR, Settings
 
 ARTIFACT_VERSION = 1
+MIN_TRAIN_ABSTRACTS = 50  # PubMedQA train-part source abstracts the index must hold to train on
 PUBMEDQA = DATA_DIR / "pubmedqa" / "dev_questions.json"
 
 _CUES: dict[str, re.Pattern[str]] = {
@@ -263,6 +264,8 @@ def train_findings(
     started = time.perf_counter()
     train, _ = split_questions(load_questions())
     items = training_abstracts({q.pmid for q in train}, store)
+    if sum(i.source == "pubmedqa" for i in items) < MIN_TRAIN_ABSTRACTS:
+        raise ValueError(f"the index holds fewer than {MIN_TRAIN_ABSTRACTS} training abstracts")
     x, y = abstract_features(items, encoder)
     scaler, model = fit_logistic(x, y, c)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
@@ -312,6 +315,9 @@ def load_findings(
         return FindingsModel.load(path)
     if not train_if_missing:
         return None
-    model = train_findings(encoder, name, store)
+    try:
+        model = train_findings(encoder, name, store)
+    except ValueError:  # an index without enough of the training abstracts (small test indexes)
+        return None
     model.save(path)
     return model

@@ -187,6 +187,8 @@ def training_rows(
         rows.append(evidence_features(question, vectors[0], texts, weights, vectors[1:]))
         labels.append(LABELS.index(PUBMEDQA_TO_VERDICT[raw[pmid]["final_decision"]]))
         kept.append(pmid)
+    if not rows:
+        raise ValueError("no training abstract in the index")
     return np.vstack(rows), np.asarray(labels), kept
 
 
@@ -208,6 +210,8 @@ def train_verdict(
     started = time.perf_counter()
     train, _ = split_questions(load_questions())
     x, y, kept = training_rows([q.pmid for q in train], encoder, findings, store)
+    if len(kept) < 50:
+        raise ValueError("the index holds fewer than 50 training abstracts")
     scaler, model = fit_verdict(x, y, c)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
     meta = {
@@ -237,6 +241,9 @@ def load_verdict(
         return VerdictModel.load(path)
     if not train_if_missing:
         return None
-    model = train_verdict(encoder, findings.embedder, findings, store)
+    try:
+        model = train_verdict(encoder, findings.embedder, findings, store)
+    except ValueError:  # an index without enough of the training abstracts
+        return None
     model.save(path)
     return model
