@@ -140,6 +140,17 @@ class DocumentTerms:
         self.stems = set(tokenize(text, stem=True))
         self.flat = " " + " ".join(re.findall(r"[a-z0-9]+", text.casefold())) + " "
         self.words = set(re.findall(r"[A-Za-z0-9]+", text))
+        self._sequence = re.findall(r"[a-z0-9]+", text.casefold())
+        self._initials: set[str] | None = None
+
+    def spells_out(self, abbreviation: str) -> bool:
+        """Whether consecutive words of the abstract have these initials ("HMO": health maintenance org...)."""
+        if self._initials is None:
+            seq = self._sequence
+            self._initials = {
+                "".join(w[0] for w in seq[i : i + n]) for n in range(2, 7) for i in range(len(seq) - n + 1)
+            }
+        return abbreviation.casefold() in self._initials
 
 
 def covers(concept: Concept, terms: DocumentTerms) -> bool:
@@ -151,6 +162,10 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
     if initials and initials in terms.words:
         return True
     key = concept.terms[0]
+    for word in concept.words:  # an abbreviation in the question, spelt out in the abstract
+        if 2 <= len(word) <= 6 and word.isupper() and word.isalpha() and _stem(word.casefold()) == key:
+            if key in terms.stems or terms.spells_out(word):
+                return True
     if " " in key:
         return " " + " ".join(re.findall(r"[a-z0-9]+", key)) + " " in terms.flat
     return key in terms.stems

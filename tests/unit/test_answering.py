@@ -66,6 +66,13 @@ def test_initials_cover_a_spelt_out_concept() -> None:
     assert covers(concept, _doc("", "Patients with COPD died earlier."))
 
 
+def test_an_abbreviation_is_covered_by_its_spelt_out_form() -> None:
+    concept = key_concepts("Can interventions increase mammography use among HMO women?", _df("x"), 0.03)[-1]
+    assert concept.text == "HMO women"
+    assert covers(concept, _doc("", "Women in a health maintenance organization were randomised."))
+    assert not covers(concept, _doc("", "Women in a hospital were randomised."))
+
+
 def test_absent_entity_is_always_a_key_concept() -> None:
     concepts = key_concepts(
         "Does tirzepatide reduce asthma exacerbations?", _df("asthma exacerbations"), 0.03
