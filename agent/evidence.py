@@ -9,7 +9,7 @@ abstract: `doc.abstract[span.start:span.end] == span.text`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -113,6 +113,17 @@ class ScoredSentence:
     cosine: float
     lexical: float
     relevance: float
+    answer: float | None = None  # P(answer-bearing), when an answer scorer is given
+
+    def rank(self, answer_weight: float) -> float:
+        """The order of evidence: relevance mixed with P(answer-bearing) when known."""
+        if self.answer is None:
+            return self.relevance
+        return (1.0 - answer_weight) * self.relevance + answer_weight * self.answer
+
+
+# (question, sentences, sentences in each one's abstract) -> P(answer-bearing) per sentence
+AnswerScorer = Callable[[str, list[Sentence], list[int]], np.ndarray]
 
 
 def score_sentences(
@@ -145,19 +156,28 @@ def select_evidence(
     min_relevance: float,
     weights: RelevanceWeights = RelevanceWeights(),
     duplicate_cosine: float = 0.95,
+    answer_scorer: AnswerScorer | None = None,
+    answer_weight: float = 0.0,
 ) -> list[Evidence]:
     """Up to `per_doc` sentences per abstract at or above `min_relevance`, best first, near-duplicates
-    dropped.
+    dropped. With an `answer_scorer`, "best" is `ScoredSentence.rank`: relevance mixed with
+    P(answer-bearing), so findings come before sentences that merely restate the question.
 
-    Nothing below the bar is kept, so the sufficiency check sees thin evidence as thin.
+    Nothing below the relevance bar is kept, so the sufficiency check sees thin evidence as thin.
     """
     terms = content_terms(question)
     chosen: list[tuple[ScoredSentence, Document]] = []
     for pmid, doc in docs.items():
-        scored = score_sentences(question, sentences.get(pmid, []), cache, weights)
-        scored.sort(key=lambda s: s.relevance, reverse=True)
-        chosen.extend((s, doc) for s in scored[:per_doc] if s.relevance >= min_relevance)
-    chosen.sort(key=lambda item: item[0].relevance, reverse=True)
+        own = sentences.get(pmid, [])
+        scored = score_sentences(question, own, cache, weights)
+        if answer_scorer is not None and own:
+            probs = answer_scorer(question, own, [len(own)] * len(own))
+            for item, p in zip(scored, probs, strict=True):
+                item.answer = float(p)
+        scored.sort(key=lambda s: s.rank(answer_weight), reverse=True)
+        eligible = [s for s in scored if s.relevance >= min_relevance]
+        chosen.extend((s, doc) for s in eligible[:per_doc])
+    chosen.sort(key=lambda item: item[0].rank(answer_weight), reverse=True)
     kept: list[Evidence] = []
     kept_vectors: list[np.ndarray] = []
     for candidate, doc in chosen:
@@ -165,11 +185,13 @@ def select_evidence(
         if any(float(vector @ other) >= duplicate_cosine for other in kept_vectors):
             continue
         kept_vectors.append(vector)
-        kept.append(to_evidence(candidate.sentence, doc, terms, candidate.relevance))
+        kept.append(to_evidence(candidate.sentence, doc, terms, candidate.relevance, candidate.answer))
     return kept
 
 
-def to_evidence(sentence: Sentence, doc: Document, question_terms: set[str], score: float) -> Evidence:
+def to_evidence(
+    sentence: Sentence, doc: Document, question_terms: set[str], score: float, answer: float | None = None
+) -> Evidence:
     text = doc.abstract[sentence.start : sentence.end]
     return Evidence(
         pmid=doc.pmid,
@@ -177,4 +199,5 @@ def to_evidence(sentence: Sentence, doc: Document, question_terms: set[str], sco
         span=Span(start=sentence.start, end=sentence.end, text=text),
         phrases=contributory_phrases(sentence, doc.abstract, question_terms),
         relevance=round(score, 4),
+        answer=None if answer is None else round(answer, 4),
     )

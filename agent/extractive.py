@@ -10,14 +10,14 @@ from biocite.records import AnswerSentence, Citation, Evidence
 def extractive_sentences(
     evidence: list[Evidence], max_sentences: int, max_words: int
 ) -> list[AnswerSentence]:
-    """Evidence sentences in order of relevance within the sentence and word limits.
+    """Evidence sentences in the evidence order (best first) within the sentence and word limits.
 
     `support` is 1.0: each sentence is a verbatim quote of the abstract it cites.
     """
     out: list[AnswerSentence] = []
     seen: set[str] = set()
     words = 0
-    for item in sorted(evidence, key=lambda e: e.relevance, reverse=True):
+    for item in evidence:
         key = " ".join(item.span.text.casefold().split())
         n = count_words(item.span.text)
         if key in seen or words + n > max_words:

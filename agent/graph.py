@@ -1,10 +1,15 @@
 """The answering graph: attribute first, then generate, then verify (LangGraph `StateGraph`).
 
-    contextualize ─▶ plan ─▶ retrieve ─▶ attribute ─┬▶ generate ─▶ verify ─┬▶ finalize
-                      ▲                             │      │ LLM failed     │ nothing verified
-                      └──── thin, rounds left ──────┤      ▼                ▼
-                                                    ├▶ extractive ◀─────────┘
-                                                    └▶ abstain (thin, no rounds left)
+    contextualize ─▶ plan ─▶ retrieve ─▶ attribute ─┬▶ conclude ─┬▶ generate ─▶ verify ─▶ polish ─┬▶ finalize
+                      ▲                             │            │      │ LLM failed  │ nothing kept │
+                      └─ thin / concept missing, ───┤            │      ▼             ▼              │
+                         rounds left                │            └▶ extractive ◀───────────────────┘
+                                                    └▶ abstain (thin or a key concept missing, no rounds left)
+
+Issue 12: `attribute` orders evidence by relevance mixed with P(answer-bearing) (agent/findings.py) and
+checks that every key concept of the question is in the evidence abstracts (agent/coverage.py);
+`conclude` classifies the question and, for yes/no questions, gives the verdict (agent/verdict.py) that
+opens the answer as its bottom-line sentence; `polish` applies the synthesis checks (agent/synthesis.py).
 
 Prompts are in `agent/prompts/*.txt`; thresholds are `AgentSettings` fields (`biocite config show`).
 Hard guarantees, enforced again in `finalize` whatever the nodes did: every cited PMID was retrieved in
@@ -20,6 +25,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
+import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
@@ -29,10 +35,14 @@ from langgraph.graph import END, START, StateGraph
 
 from biocite.agent.checks import check_question
 from biocite.agent.citations import DraftSentence, count_words, drop_repeats, parse_generation
+from biocite.agent.coverage import DocumentFrequencies, coverage, key_concepts
 from biocite.agent.evidence import RelevanceWeights, VectorCache, content_terms, select_evidence
 from biocite.agent.extractive import extractive_sentences
+from biocite.agent.findings import FindingsModel, load_findings
 from biocite.agent.prompting import load_prompt
 from biocite.agent.state import AgentState, Turn, fresh_turn
+from biocite.agent.synthesis import acceptable_query, polish
+from biocite.agent.verdict import VerdictModel, load_verdict, question_type, top_evidence
 from biocite.errors import BiociteError, ModelError
 from biocite.index.tokenize import tokenize
 from biocite.records import (
@@ -114,6 +124,10 @@ class Agent:
         self._chat_model = chat_model
         self._judge = judge
         self._cache: VectorCache | None = None
+        self._findings: FindingsModel | None = None
+        self._verdict: VerdictModel | None = None
+        self._doc_freqs: DocumentFrequencies | None = None
+        self._loaded: set[str] = set()
         self.weights = RelevanceWeights(self.config.cosine_weight, 1.0 - self.config.cosine_weight)
         self.checkpointer = checkpointer
         self.graph = build_graph(self).compile(checkpointer=checkpointer)
@@ -133,6 +147,34 @@ class Agent:
         if self._cache is None:
             self._cache = VectorCache(self.retriever.index.embedder)
         return self._cache
+
+    @property
+    def findings(self) -> FindingsModel | None:
+        """The answer-bearing sentence model for the index's embedder (None for embedders it cannot use)."""
+        if "findings" not in self._loaded:
+            self._loaded.add("findings")
+            index = self.retriever.index
+            self._findings = load_findings(self.settings, index.embedder, self.cache, index.docs)
+        return self._findings
+
+    @property
+    def verdict_model(self) -> VerdictModel | None:
+        if "verdict" not in self._loaded:
+            self._loaded.add("verdict")
+            findings = self.findings
+            if findings is not None:
+                self._verdict = load_verdict(self.settings, findings, self.cache, self.retriever.index.docs)
+        return self._verdict
+
+    @property
+    def doc_freqs(self) -> DocumentFrequencies | None:
+        """Document frequencies of the index's tokens, for the key concepts (None if the store has none)."""
+        if "doc_freqs" not in self._loaded:
+            self._loaded.add("doc_freqs")
+            tokens = getattr(self.retriever.index.docs, "iter_tokens", None)
+            if tokens is not None and self.config.coverage:
+                self._doc_freqs = DocumentFrequencies.from_token_lists(t for _, t in tokens())
+        return self._doc_freqs
 
     @property
     def chat_model(self) -> BaseChatModel:
@@ -247,7 +289,10 @@ class Agent:
             except Exception as exc:  # noqa: BLE001
                 self._raise_if_config_error(exc)
                 notes.append(f"query rewriting by the LLM failed ({type(exc).__name__}); heuristic used")
-        if not query or query in queries or not tokenize(query):
+        if query and not acceptable_query(query, queries):
+            notes.append(f"rewritten query refused (states a fact or repeats a query): {query!r}")
+            query = None
+        if not query:
             query = expand_query(state["standalone"], state.get("hits", []), queries)
         return {"round": round_, "queries": [*queries, query], "notes": notes}
 
@@ -264,6 +309,7 @@ class Agent:
 
     def attribute(self, state: AgentState) -> AgentState:
         docs, sentences = self._documents(state["hits"])
+        findings = self.findings
         evidence = select_evidence(
             state["standalone"],
             docs,
@@ -272,19 +318,58 @@ class Agent:
             per_doc=self.config.evidence_per_doc,
             min_relevance=self.config.min_relevance,
             weights=self.weights,
+            answer_scorer=(lambda q, s, n: findings.score(q, s, n, self.cache)) if findings else None,
+            answer_weight=self.config.answer_weight,
         )
         notes = list(state.get("notes", []))
+        # Thin evidence is judged on relevance alone (the bars were calibrated on it), before the coverage
+        # filter keeps only the abstracts covering the concepts.
+        enough = self.sufficient(evidence)
+        if findings is not None and not enough:
+            by_relevance = select_evidence(
+                state["standalone"],
+                docs,
+                sentences,
+                self.cache,
+                per_doc=self.config.evidence_per_doc,
+                min_relevance=self.config.min_relevance,
+                weights=self.weights,
+            )
+            enough = self.sufficient(by_relevance)
+        evidence, not_covered, unknown = self._cover(state["standalone"], evidence, docs, notes)
         if evidence:  # the margin is on the embedding scale, so it comes before any LLM judgement
-            floor = evidence[0].relevance - self.config.relevance_margin
+            floor = max(e.relevance for e in evidence) - self.config.relevance_margin
             keep = self.config.min_evidence  # a very strong best sentence must not leave the rest thin
             evidence = [e for i, e in enumerate(evidence) if e.relevance >= floor or i < keep]
         judge = state["mode"] == "generate" and self.config.judge_top > 0 and not state.get("llm_failed")
         if judge and evidence:
             evidence, note = self._judge_relevance(state["standalone"], evidence)
             notes.append(note)
-        best = f", best relevance {evidence[0].relevance:.2f}" if evidence else ""
+        best = f", best relevance {max(e.relevance for e in evidence):.2f}" if evidence else ""
         _emit({"event": "step", "node": "attribute", "detail": f"{len(evidence)} evidence sentences{best}"})
-        return {"evidence": evidence, "notes": notes}
+        return {
+            "evidence": evidence,
+            "notes": notes,
+            "not_covered": not_covered,
+            "unknown_concepts": unknown,
+            "sufficient": enough,
+        }
+
+    def conclude(self, state: AgentState) -> AgentState:
+        """The question's type and, for yes/no questions, the verdict from the answer-bearing evidence."""
+        kind = question_type(state["standalone"])
+        model = self.verdict_model
+        evidence = state.get("evidence", [])
+        if kind == "yes/no" and state.get("not_covered"):  # the evidence answers another question
+            return {"question_type": kind, "verdict": "insufficient", "verdict_probability": None}
+        if kind != "yes/no" or model is None or not evidence:
+            return {"question_type": kind}
+        texts = [e.span.text for e in evidence]
+        probs = np.array([e.answer if e.answer is not None else e.relevance for e in evidence])
+        top_texts, weights = top_evidence(probs, texts)
+        verdict, p, _ = model.predict(state["standalone"], top_texts, weights, self.cache)
+        _emit({"event": "step", "node": "conclude", "detail": f"verdict {verdict} ({p:.2f})"})
+        return {"question_type": kind, "verdict": verdict, "verdict_probability": round(p, 4)}
 
     def generate(self, state: AgentState) -> AgentState:
         evidence = state["evidence"][: self.config.max_evidence]
@@ -294,6 +379,7 @@ class Agent:
             question=state["standalone"],
             target_sentences=min(self.config.answer_sentences, self.config.max_sentences),
             max_words=self.config.max_words,
+            bottom_line=_bottom_line_hint(state.get("verdict")),
         )
         notes = list(state.get("notes", []))
         try:
@@ -342,6 +428,16 @@ class Agent:
         )
         return {"sentences": sentences, "notes": notes, "answer_mode": "generate"}
 
+    def polish(self, state: AgentState) -> AgentState:
+        """The synthesis checks on the verified sentences (numbers in evidence, copies, fragments)."""
+        notes = list(state.get("notes", []))
+        evidence = state["evidence"][: self.config.max_evidence]
+        sentences = polish(state.get("sentences", []), evidence, notes)
+        if not sentences:
+            notes.append("no generated sentence passed the synthesis checks; extractive fallback")
+            return {"llm_failed": True, "notes": notes, "sentences": []}
+        return {"sentences": sentences, "notes": notes}
+
     def extractive(self, state: AgentState) -> AgentState:
         sentences = extractive_sentences(state["evidence"], self.config.max_sentences, self.config.max_words)
         notes = list(state.get("notes", []))
@@ -359,18 +455,31 @@ class Agent:
             if evidence
             else f"no sentence cleared relevance {self.config.min_relevance:.2f}"
         )
+        missing = state.get("unknown_concepts") or []
+        if missing:
+            found = "no evidence abstract mentions " + ", ".join(repr(c) for c in missing)
         reason = (
             f"Not enough evidence in the indexed abstracts: searched {queries} "
             f"({len(state.get('hits', []))} abstracts, {state.get('round', 0)} rounds); {found}."
         )
-        return {"abstain_reason": reason, "sentences": []}
+        kind = question_type(state["standalone"])
+        update: AgentState = {"abstain_reason": reason, "sentences": [], "question_type": kind}
+        if kind == "yes/no":
+            update.update(verdict="insufficient", verdict_probability=None)
+        return update
 
     def finalize(self, state: AgentState) -> AgentState:
         hits = state.get("hits", [])
         retrieved = {h.pmid for h in hits}
         notes = list(state.get("notes", []))
+        sentences = state.get("sentences", [])
+        missing = state.get("not_covered") or []
+        if sentences and (state.get("verdict") in ("yes", "no", "mixed") or missing):
+            verdict = state.get("verdict") or "insufficient"
+            line = bottom_line_sentence(verdict, state.get("evidence", []), not_covered=missing)
+            sentences = [line, *sentences]
         sentences = enforce_guarantees(
-            state.get("sentences", []),
+            sentences,
             retrieved,
             state.get("answer_mode", "extractive"),
             self.config.min_support,
@@ -389,6 +498,10 @@ class Agent:
             abstained=abstained,
             abstain_reason=state.get("abstain_reason") if abstained else None,
             mode=state.get("answer_mode", state["mode"]),
+            question_type=state.get("question_type"),
+            verdict=("insufficient" if abstained and state.get("verdict") else state.get("verdict")),
+            verdict_probability=None if abstained else state.get("verdict_probability"),
+            not_covered=state.get("not_covered") or [],
             trace=Trace(
                 queries=state.get("queries", []),
                 rounds=state.get("round", 0),
@@ -410,16 +523,22 @@ class Agent:
     # --- routing --------------------------------------------------------------------------------------
 
     def route_after_attribute(self, state: AgentState) -> str:
-        if self.sufficient(state.get("evidence", [])):
-            return "generate" if state["mode"] == "generate" and not state.get("llm_failed") else "extractive"
+        enough = state.get("sufficient")
+        if enough is None:
+            enough = self.sufficient(state.get("evidence", []))
+        if enough and state.get("evidence") and not state.get("unknown_concepts"):
+            return "conclude"
         return "plan" if state.get("round", 0) < self.config.max_rounds else "abstain"
+
+    def route_after_conclude(self, state: AgentState) -> str:
+        return "generate" if state["mode"] == "generate" and not state.get("llm_failed") else "extractive"
 
     def sufficient(self, evidence: list[Evidence]) -> bool:
         strong = [e for e in evidence if e.relevance >= self.config.min_relevance]
         return (
             len(strong) >= self.config.min_evidence
             and bool(strong)
-            and strong[0].relevance >= self.config.min_top_relevance
+            and max(e.relevance for e in strong) >= self.config.min_top_relevance
         )
 
     # --- helpers --------------------------------------------------------------------------------------
@@ -445,6 +564,34 @@ class Agent:
         docs = store.get_many(pmids)
         docs = {p: docs[p] for p in pmids if p in docs}
         return docs, {p: store.sentences(p) for p in docs}
+
+    def _cover(
+        self, question: str, evidence: list[Evidence], docs: dict[str, Document], notes: list[str]
+    ) -> tuple[list[Evidence], list[str], list[str]]:
+        """Keep the evidence of the abstracts covering the most key concepts; name the concepts they miss,
+        and those of them the whole index never mentions (nothing can be said: the agent abstains)."""
+        df = self.doc_freqs
+        if df is None or not evidence:
+            return evidence, [], []
+        concepts = key_concepts(question, df, self.config.max_concept_df)
+        if not concepts:
+            return evidence, [], []
+        covered = coverage(concepts, {p: docs[p] for p in dict.fromkeys(e.pmid for e in evidence)})
+        most = max(len(c) for c in covered.values())
+        best = {p for p, c in covered.items() if len(c) == most}
+        union = set().union(*(covered[p] for p in best))
+        missing = [c.text for i, c in enumerate(concepts) if i not in union]
+        notes.append(
+            "key concepts: "
+            + "; ".join(c.text for c in concepts)
+            + (f" (not covered: {'; '.join(missing)})" if missing else "")
+        )
+        unknown = [
+            c.text
+            for i, c in enumerate(concepts)
+            if i not in union and " " not in c.terms[0] and df.share(c.terms[0]) == 0
+        ]
+        return [e for e in evidence if e.pmid in best], missing, unknown
 
     def _judge_relevance(self, question: str, evidence: list[Evidence]) -> tuple[list[Evidence], str]:
         """The LLM judge vetoes top evidence sentences it finds irrelevant (P(relevant) < agent.judge_veto).
@@ -547,11 +694,43 @@ class Agent:
         ]
 
 
+_BOTTOM_LINES = {
+    "yes": "Bottom line: yes, the cited studies support it.",
+    "no": "Bottom line: no, the cited studies do not support it.",
+    "mixed": "Bottom line: mixed, the cited studies are inconclusive or disagree.",
+}
+
+
+def _bottom_line_hint(verdict: str | None) -> str:
+    if verdict not in _BOTTOM_LINES:
+        return ""
+    return (
+        ""  # a hint naming the verdict made the small model answer in one word; the bottom line is prepended
+    )
+
+
+def bottom_line_sentence(
+    verdict: str, evidence: list[Evidence], max_citations: int = 2, not_covered: list[str] | None = None
+) -> AnswerSentence:
+    """The verdict as the answer's first sentence, citing the most answer-bearing evidence abstracts; with
+    concepts not covered, the sentence says the studies found do not mention them."""
+    ranked = sorted(evidence, key=lambda e: e.answer if e.answer is not None else e.relevance, reverse=True)
+    by_pmid: dict[str, list[Evidence]] = {}
+    for item in ranked[:3]:
+        by_pmid.setdefault(item.pmid, []).append(item)
+    citations = [Citation(pmid=p, evidence=items) for p, items in list(by_pmid.items())[:max_citations]]
+    text = _BOTTOM_LINES.get(verdict, "")
+    if not_covered:
+        names = ", ".join(not_covered)
+        text = f"Bottom line: not answered for {names}; the studies found do not mention it, so only they are reported."
+    return AnswerSentence(text=text, citations=citations, kind="bottom_line")
+
+
 def enforce_guarantees(
     sentences: list[AnswerSentence], retrieved: set[str], mode: str, min_support: float, notes: list[str]
 ) -> list[AnswerSentence]:
     """Drop citations to PMIDs not retrieved, then sentences left without a citation (in generate mode:
-    without a verified one)."""
+    without a verified one; the bottom line is the verdict model's, its probability is on the Answer)."""
     kept = []
     for sentence in sentences:
         citations = [c for c in sentence.citations if c.pmid in retrieved]
@@ -559,7 +738,8 @@ def enforce_guarantees(
             notes.append(f"dropped a citation to a PMID that was not retrieved: {sentence.text[:60]!r}")
         if not citations:
             continue
-        if mode == "generate" and (sentence.support is None or sentence.support < min_support):
+        unverified = sentence.support is None or sentence.support < min_support
+        if mode == "generate" and sentence.kind != "bottom_line" and unverified:
             notes.append(f"dropped an unverified sentence: {sentence.text[:60]!r}")
             continue
         kept.append(sentence.model_copy(update={"citations": citations}))
@@ -611,8 +791,10 @@ NODES = (
     "plan",
     "retrieve",
     "attribute",
+    "conclude",
     "generate",
     "verify",
+    "polish",
     "extractive",
     "abstain",
     "finalize",
@@ -627,14 +809,16 @@ def build_graph(agent: Agent) -> StateGraph:
     graph.add_edge("contextualize", "plan")
     graph.add_edge("plan", "retrieve")
     graph.add_edge("retrieve", "attribute")
-    graph.add_conditional_edges(
-        "attribute", agent.route_after_attribute, ["generate", "extractive", "plan", "abstain"]
-    )
+    graph.add_conditional_edges("attribute", agent.route_after_attribute, ["conclude", "plan", "abstain"])
+    graph.add_conditional_edges("conclude", agent.route_after_conclude, ["generate", "extractive"])
     graph.add_conditional_edges(
         "generate", lambda s: "extractive" if s.get("llm_failed") else "verify", ["verify", "extractive"]
     )
     graph.add_conditional_edges(
-        "verify", lambda s: "extractive" if s.get("llm_failed") else "finalize", ["finalize", "extractive"]
+        "verify", lambda s: "extractive" if s.get("llm_failed") else "polish", ["polish", "extractive"]
+    )
+    graph.add_conditional_edges(
+        "polish", lambda s: "extractive" if s.get("llm_failed") else "finalize", ["finalize", "extractive"]
     )
     graph.add_edge("extractive", "finalize")
     graph.add_edge("abstain", "finalize")

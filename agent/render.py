@@ -54,7 +54,25 @@ def render_references(console: Console, answer: Answer) -> None:
         )
 
 
+def bottom_line(answer: Answer) -> str | None:
+    """ "Verdict: yes (p 0.82)" for yes/no questions; the concepts no evidence mentions, if any."""
+    parts = []
+    if answer.verdict:
+        p = (
+            f" (probability {answer.verdict_probability:.2f})"
+            if answer.verdict_probability is not None
+            else ""
+        )
+        parts.append(f"Verdict: {answer.verdict}{p}")
+    if answer.not_covered:
+        parts.append("not covered by the evidence: " + ", ".join(answer.not_covered))
+    return "; ".join(parts) or None
+
+
 def render_answer(console: Console, answer: Answer, *, show_trace: bool = False) -> None:
+    line = bottom_line(answer)
+    if line:
+        console.print(f"[bold]{escape(line)}[/bold]")
     if answer.abstained:
         console.print(f"[yellow]No answer.[/yellow] {escape(answer.abstain_reason or '')}")
     else:

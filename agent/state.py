@@ -28,6 +28,12 @@ class AgentState(TypedDict, total=False):
     queries: list[str]  # every query searched, in order
     hits: list[SearchHit]  # every abstract retrieved, in order of first retrieval
     evidence: list[Evidence]  # chosen evidence sentences, best first
+    not_covered: list[str]  # key concepts of the question that no evidence abstract mentions
+    unknown_concepts: list[str]  # ... of them, those no indexed abstract mentions: the agent abstains
+    sufficient: bool | None  # the evidence cleared the relevance bars (before the coverage filter)
+    question_type: str  # "yes/no" | "factoid" | "list" | "open"
+    verdict: str | None  # yes/no questions: "yes" | "no" | "mixed" | "insufficient"
+    verdict_probability: float | None
     drafts: list[DraftSentence]  # the generator's parsed sentences, before verification
     sentences: list[AnswerSentence]  # the answer's sentences
     answer_mode: str  # what produced `sentences` ("generate", or "extractive" also on fallback)
@@ -49,6 +55,11 @@ def fresh_turn(question: str, mode: str) -> AgentState:
         queries=[],
         hits=[],
         evidence=[],
+        not_covered=[],
+        unknown_concepts=[],
+        sufficient=None,
+        verdict=None,
+        verdict_probability=None,
         drafts=[],
         sentences=[],
         answer_mode=mode,

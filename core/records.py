@@ -7,7 +7,7 @@ at an exact span: `doc.abstract[s.start:s.end] == s.text` always holds.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field
 
@@ -122,7 +122,10 @@ class Evidence(BaseModel):
     sentence_index: int
     span: Span
     phrases: list[Span] = Field(default_factory=list)
-    relevance: float  # 0..1, how well the sentence answers the question
+    relevance: float  # 0..1, how well the sentence matches the question (embedding cosine + term overlap)
+    answer: float | None = (
+        None  # P(the sentence reports a finding that answers the question); agent/findings.py
+    )
 
 
 class Citation(BaseModel):
@@ -136,6 +139,8 @@ class AnswerSentence(BaseModel):
     text: str
     citations: list[Citation] = Field(default_factory=list)
     support: float | None = None  # verified P(supported by its own citations); None = not verified
+    # "bottom_line": the verdict sentence of a yes/no question (its probability is Answer.verdict_probability)
+    kind: Literal["finding", "bottom_line"] = "finding"
 
 
 class Reference(BaseModel):
@@ -176,6 +181,11 @@ class Answer(BaseModel):
     abstained: bool = False
     abstain_reason: str | None = None
     mode: str = "generate"
+    question_type: Literal["yes/no", "factoid", "list", "open"] | None = None
+    # yes/no questions: the bottom line and its probability from the trained verdict model (agent/verdict.py)
+    verdict: Literal["yes", "no", "mixed", "insufficient"] | None = None
+    verdict_probability: float | None = None
+    not_covered: list[str] = Field(default_factory=list)  # key concepts of the question in no evidence
     trace: Trace = Field(default_factory=Trace)
 
     @property

@@ -109,6 +109,16 @@ class AgentSettings(BaseModel):
     recite_candidates: int = 2  # other abstracts tried when a sentence's own citations do not support it
     relevance_margin: float = 0.2  # evidence beyond the top min_evidence must score >= best - margin
     answer_sentences: int = 4  # sentences the generator is asked for (max_sentences is the hard cap)
+    # Issue 12: answer-bearing evidence, entity coverage and the bottom line (agent/findings.py, ...).
+    answer_model: bool = True  # score sentences for answering the question (trained on first use)
+    # evidence order = (1 - w) * relevance + w * P(answer-bearing); hand-set (not fitted), see README Figures
+    answer_weight: float = 0.5
+    # list the key concepts no evidence abstract covers; abstain when no indexed abstract does
+    coverage: bool = True
+    # a concept needs a term in at most this share of the indexed documents; the lowest of 0.0005, 0.001,
+    # 0.002, 0.005, 0.01, 0.03 keeps source abstracts of TRAIN questions uncovered least often (6.3 %)
+    max_concept_df: float = 0.0005
+    models_dir: Path | None = None  # default: <home>/models/agent/
 
 
 class EvaluatorSettings(BaseModel):

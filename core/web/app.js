@@ -9,8 +9,10 @@
     plan: "Planning the search",
     retrieve: "Searching the abstracts",
     attribute: "Selecting evidence sentences",
+    conclude: "Weighing the bottom line",
     generate: "Writing the answer",
     verify: "Checking each sentence against its citations",
+    polish: "Checking numbers and quotations",
     extractive: "Quoting the evidence",
     abstain: "Deciding not to answer",
     finalize: "Finishing",
@@ -330,6 +332,8 @@
     clear(meta);
     append(meta, el("span", { class: "mode-badge" }, answer.mode || "answer"),
       seconds < 0.1 ? " · under 0.1 s" : ` · ${seconds.toFixed(1)} s`);
+    const bottom = renderBottomLine(answer);
+    if (bottom) turn.reply.appendChild(bottom);
     if (answer.abstained) turn.reply.appendChild(renderAbstention(answer));
     if ((answer.sentences || []).length) {
       turn.reply.appendChild(renderSentences(turn, answer));
@@ -340,6 +344,17 @@
     turn.reply.appendChild(renderTrace(answer));
     scrollConversation();
     loadDocuments([...turn.numbers.keys()]);
+  }
+
+  // Issue 12: the verdict of a yes/no question and the key concepts no evidence mentions.
+  function renderBottomLine(answer) {
+    const notCovered = answer.not_covered || [];
+    if (!answer.verdict && !notCovered.length) return null;
+    const p = typeof answer.verdict_probability === "number"
+      ? ` (probability ${answer.verdict_probability.toFixed(2)})` : "";
+    return el("p", { class: "verdict", role: "note" },
+      answer.verdict ? el("strong", null, `Verdict: ${answer.verdict}${p}`) : null,
+      notCovered.length ? ` Not covered by the evidence: ${notCovered.join(", ")}.` : null);
   }
 
   function renderAbstention(answer) {

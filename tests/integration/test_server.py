@@ -128,7 +128,7 @@ def test_generate_mode_streams_tokens_with_a_real_small_llm(setup) -> None:
     assert answer.trace.models["llm"] == "llamacpp:smollm2"
     for sentence in answer.sentences:  # whatever it wrote: unverified sentences never survive as generated
         assert sentence.citations
-        if answer.mode == "generate":
+        if answer.mode == "generate" and sentence.kind != "bottom_line":  # the verdict's, not verified
             assert sentence.support is not None and sentence.support >= settings.agent.min_support
 
 

@@ -1,0 +1,180 @@
+"""Entity coverage (issue 12): the question's key concepts must be in the evidence; never substitute one.
+
+Key concepts come from the question alone, without NLP models: the question is cut into chunks at stop
+words, question words and generic words of question templates ("does", "effect", "reduce", "patients",
+"safe"); a chunk is a concept when it has at least one *specific* term, a term in at most
+`max_df_share` of the indexed documents (IDF from the index; a term absent from the index is the most
+specific of all). A single letter is glued to the word before it ("vitamin D", "T cell"), and such a
+compound must occur as a phrase; numbers are skipped.
+
+A concept is covered by an abstract (title + text) when its rarest specific term occurs there (stems, as
+BM25 sees them; compounds as phrases), or when its initials do ("chronic obstructive pulmonary disease" ->
+"COPD"). `max_df_share` is fitted on the TRAIN questions (bench/agent_answers.py prints the false-miss
+rate of the source abstracts).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from biocite.index.tokenize import STOPWORDS, tokenize
+from biocite.records import Document
+
+# Words of question templates and generic outcome words: they never make a concept on their own.
+GENERIC = frozenset(
+    tokenize(
+        """effect effects role impact use useful usefulness associated association associations relationship
+        relation related link linked reduce reduces reduced improve improves improved increase increases
+        decrease decreases predict predicts predictive predictor affect affects influence influences cause
+        causes prevent prevents lead leads change changes differ difference differences correlate
+        correlation exist exists work works help helps matter benefit benefits benefit require requires need
+        needed necessary safe safety effective effectiveness efficacy efficacious beneficial reliable
+        reliability accurate accuracy valid validity better worse higher lower more less good poor
+        outcome outcomes patient patients people person persons individuals subject subjects study studies
+        trial trials evidence treatment treatments therapy risk risks factor factors level levels rate
+        rates value values really truly actually any compared comparison versus among adults adult case
+        cases clinical important importance possible predicting reducing improving increasing
+        affecting causing preventing necessary true false new old current recent well best appropriate
+        indicated indication warranted justified worth feasible acceptable alternative option options
+        role associated related different same similar significant significantly relevant value""",
+        stem=True,
+    )
+)
+# Verbs of research questions: they end a noun phrase ("... pulmonary disease | shorten | survival").
+VERBS = frozenset(
+    tokenize(
+        """shorten shortens prolong prolongs predispose predisposes protect protects induce induces alter alters
+        modify modifies enhance enhances impair impairs worsen worsens promote promotes inhibit inhibits
+        trigger triggers accelerate accelerates delay delays extend extends lower lowers raise raises treat
+        treats detect detects diagnose diagnoses identify identifies exceed exceeds outperform outperforms
+        replace replaces mediate mediates modulate modulates regulate regulates contribute contributes
+        explain explains determine determines indicate indicates reflect reflects represent represents
+        remain remains occur occurs appear appears seem seems become becomes make makes take takes give
+        gives get gets want wants know knows teach teach understand understands show shows compare compares
+        respond responds receive receives undergo undergoes achieve achieves allow allows provide provides
+        result results depend depends vary varies play plays decline declines""",
+        stem=True,
+    )
+)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass
+class Concept:
+    text: str  # as written in the question
+    terms: list[str]  # specific terms: stems, or "word x" compounds checked as phrases
+    words: list[str] = field(default_factory=list)
+
+    def initials(self) -> str:
+        return "".join(w[0] for w in self.words).upper() if len(self.words) >= 2 else ""
+
+
+class DocumentFrequencies:
+    """Document frequency of every BM25 token of the index (computed once per agent)."""
+
+    def __init__(self, counts: Counter[str], n_docs: int) -> None:
+        self.counts = counts
+        self.n_docs = max(n_docs, 1)
+
+    @classmethod
+    def from_token_lists(cls, token_lists: Iterable[list[str]]) -> DocumentFrequencies:
+        counts: Counter[str] = Counter()
+        n = 0
+        for tokens in token_lists:
+            counts.update(set(tokens))
+            n += 1
+        return cls(counts, n)
+
+    def share(self, term: str) -> float:
+        return self.counts.get(term, 0) / self.n_docs
+
+
+def _stem(word: str) -> str | None:
+    tokens = tokenize(word, stem=True)
+    return tokens[0] if tokens else None
+
+
+def key_concepts(question: str, df: DocumentFrequencies, max_df_share: float = 0.0005) -> list[Concept]:
+    """The question's concepts that carry at least one specific term, in question order."""
+    chunks: list[list[str]] = [[]]
+    for word in _WORD.findall(question):
+        low = word.casefold()
+        if len(low) == 1 and low.isalpha() and low in "dtbkce" and chunks[-1]:  # vitamin D, T cell
+            chunks[-1][-1] = f"{chunks[-1][-1]} {word}"
+            continue
+        if low.isdigit():  # numbers are not concepts ("fourteen years" is not one either, but is rare)
+            continue
+        stem = _stem(low)
+        if low in STOPWORDS or stem is None or stem in GENERIC or stem in VERBS:
+            chunks.append([])
+            continue
+        chunks[-1].append(word)
+    concepts = []
+    for chunk in chunks:
+        if not chunk:
+            continue
+        terms = []
+        for word in chunk:
+            if " " in word:
+                terms.append(" ".join(word.casefold().split()))
+                continue
+            stem = _stem(word.casefold())
+            if stem and df.share(stem) <= max_df_share:
+                terms.append(stem)
+        # rarest first: a compound phrase, then the stem in the fewest documents
+        terms.sort(key=lambda t: -1.0 if " " in t else df.share(t))
+        if terms:
+            words = [w for part in chunk for w in part.split()]
+            concepts.append(Concept(text=" ".join(chunk), terms=terms, words=words))
+    return concepts
+
+
+class DocumentTerms:
+    """What coverage checks look up in one abstract: its stems, its normalised text and its words."""
+
+    def __init__(self, doc: Document) -> None:
+        text = f"{doc.title} {doc.abstract}"
+        self.stems = set(tokenize(text, stem=True))
+        self.flat = " " + " ".join(re.findall(r"[a-z0-9]+", text.casefold())) + " "
+        self.words = set(re.findall(r"[A-Za-z0-9]+", text))
+        self._sequence = re.findall(r"[a-z0-9]+", text.casefold())
+        self._initials: set[str] | None = None
+
+    def spells_out(self, abbreviation: str) -> bool:
+        """Whether consecutive words of the abstract have these initials ("HMO": health maintenance org...)."""
+        if self._initials is None:
+            seq = self._sequence
+            self._initials = {
+                "".join(w[0] for w in seq[i : i + n]) for n in range(2, 7) for i in range(len(seq) - n + 1)
+            }
+        return abbreviation.casefold() in self._initials
+
+
+def covers(concept: Concept, terms: DocumentTerms) -> bool:
+    """The concept's rarest term (a compound as a phrase) is in the abstract, or its initials are.
+
+    Requiring only the rarest term keeps the distinguishing word ("gestational" of "gestational diabetes",
+    the drug of a drug class) while tolerating the question's own wording of the rest."""
+    initials = concept.initials()
+    if initials and initials in terms.words:
+        return True
+    key = concept.terms[0]
+    for word in concept.words:  # an abbreviation in the question, spelt out in the abstract
+        if 2 <= len(word) <= 6 and word.isupper() and word.isalpha() and _stem(word.casefold()) == key:
+            if key in terms.stems or terms.spells_out(word):
+                return True
+    if " " in key:
+        return " " + " ".join(re.findall(r"[a-z0-9]+", key)) + " " in terms.flat
+    return key in terms.stems
+
+
+def coverage(concepts: list[Concept], docs: dict[str, Document]) -> dict[str, set[int]]:
+    """For each PMID, the indexes of the concepts its abstract covers."""
+    out = {}
+    for pmid, doc in docs.items():
+        terms = DocumentTerms(doc)
+        out[pmid] = {i for i, c in enumerate(concepts) if covers(c, terms)}
+    return out

@@ -1,0 +1,323 @@
+"""Answer-bearing evidence (issue 12): P(a sentence reports a finding that answers the question).
+
+Question similarity favours sentences that restate the question (background, objective); this model
+scores whether a sentence *answers* it. A logistic regression over
+- findings cues: p-values, confidence intervals, effect-size ratios, percentages, direction and
+  conclusion words; methods / objective / background cues (negative evidence); position in the abstract;
+- the MiniLM embedding of the sentence, its element-wise product with the question's embedding, and
+  their cosine.
+
+Training data (reproducible from the repository, `train_findings`):
+- the PubMedQA development questions of the TRAIN part of the split by question shared with the reranker
+  (`biocite.index.rerank.split_questions`: seed 13, 60 % train / 40 % validation); positives are the
+  sentences of the source abstract that overlap the question's long answer (the abstract's conclusions),
+  negatives the other sentences;
+- the structured abstracts of the index (from the shipped PubMed XML: labels RESULTS / FINDINGS /
+  CONCLUSIONS positive, BACKGROUND / OBJECTIVE / METHODS negative), with the title standing in for the
+  question. Sentences are the index's own (`index/sentences.py`), as the agent sees them.
+The held-out 40 % is never used for training or fitting.
+
+The artifact is a small JSON file (coefficients, scaler, metadata), trained on first use when missing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from biocite.agent.evidence import Encoder
+from biocite.errors import ModelError
+from biocite.records import Document, Sentence
+from biocite.settings import DATA_DIR, Settings
+
+ARTIFACT_VERSION = 1
+MIN_TRAIN_ABSTRACTS = 50  # PubMedQA train-part source abstracts the index must hold to train on
+PUBMEDQA = DATA_DIR / "pubmedqa" / "dev_questions.json"
+
+_CUES: dict[str, re.Pattern[str]] = {
+    name: re.compile(pattern, re.IGNORECASE)
+    for name, pattern in {
+        "p_value": r"\bp\s*[<=>≤≥]\s*0?\.\d|\bp\s*(?:value)?\s*(?:<|=)\s*\d",
+        "interval": r"\b(?:95\s*%|CI\b|confidence interval|interquartile|IQR\b)",
+        "ratio": r"\b(?:a?OR|RR|a?HR|odds ratio|relative risk|hazard ratio|risk ratio|mean difference)\b",
+        "percent": r"\d\s*%|\bpercent",
+        "number": r"\d",
+        "significant": r"\bsignifican",
+        "direction": r"\b(?:increas|decreas|reduc|improv|higher|lower|greater|fewer|worse|better|rose|fell|"
+        r"lowered|raised|associated|correlat|predict|differ)\w*",
+        "negation": r"\b(?:no|not|neither|nor|failed|unchanged|similar|comparable)\b",
+        "conclusion": r"\b(?:suggest|conclu|indicat|demonstrat|appear|confirm|support|recommend|"
+        r"should|findings?|results? (?:show|suggest|indicate))\w*",
+        "hedge": r"\b(?:may|might|could|possibl|further (?:studies|research)|warrant|unclear)\w*",
+        "methods": r"\b(?:we (?:studied|enrolled|performed|conducted|reviewed|analy[sz]ed|examined|"
+        r"included|recruited|measured|compared|used)|were (?:enrolled|randomi[sz]ed|included|recruited|"
+        r"divided|assigned|collected|measured|reviewed|analy[sz]ed)|retrospective|prospective|"
+        r"questionnaire|cohort of|cross-sectional)\b",
+        "objective": r"\b(?:aim|objective|purpose|to (?:determine|assess|evaluate|investigate|examine|"
+        r"compare|identify|describe)|we hypothesi[sz]ed|this study)\b",
+        "background": r"\b(?:is (?:a|an|the) (?:common|major|leading)|remains? (?:unclear|unknown)|"
+        r"little is known|has been|have been)\b",
+    }.items()
+}
+CUE_NAMES = [*_CUES, "position", "first", "last", "log_words", "cosine"]
+
+# Section labels of structured abstracts: answer-bearing (1) or not (0); other labels are left out.
+_POSITIVE_LABELS = re.compile(r"RESULT|FINDING|CONCLU|INTERPRET", re.IGNORECASE)
+_NEGATIVE_LABELS = re.compile(r"BACKGROUND|INTRODUCTION|OBJECTIVE|AIM|PURPOSE|METHOD|DESIGN|SETTING|PATIENT|"
+                              r"PARTICIPANT|CONTEXT", re.IGNORECASE)  # fmt: skip
+
+
+def cue_features(text: str, index: int, count: int, cosine: float) -> list[float]:
+    """Findings cues (counts, capped at 3), relative position, first/last flags, log length, cosine."""
+    cues = [min(len(p.findall(text)), 3) / 3 for p in _CUES.values()]
+    position = index / max(count - 1, 1)
+    words = len(text.split())
+    return [*cues, position, float(index == 0), float(index == count - 1), np.log1p(words) / 5, cosine]
+
+
+def feature_matrix(question_vector: np.ndarray, vectors: np.ndarray, cues: np.ndarray) -> np.ndarray:
+    """[cues, sentence embedding, sentence * question] per row."""
+    return np.hstack([cues, vectors, vectors * question_vector[None, :]]).astype(np.float32)
+
+
+@dataclass
+class FindingsModel:
+    """Logistic regression weights over `feature_matrix` columns (standardised)."""
+
+    embedder: str
+    dim: int
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    intercept: float
+    meta: dict[str, Any]
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        z = ((features - self.mean) / self.scale) @ self.coef + self.intercept
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def score(
+        self, question: str, sentences: Sequence[Sentence], counts: Sequence[int], encode: Encoder
+    ) -> np.ndarray:
+        """P(answer-bearing) of each sentence; `counts[i]` = sentences in sentence i's abstract."""
+        if not sentences:
+            return np.zeros(0, dtype=np.float32)
+        vectors = encode.encode([question, *[s.text for s in sentences]])
+        q, s = vectors[0], vectors[1:]
+        cues = np.array(
+            [
+                cue_features(x.text, x.index, n, float(v @ q))
+                for x, n, v in zip(sentences, counts, s, strict=True)
+            ],
+            dtype=np.float32,
+        )
+        return self.probabilities(feature_matrix(q, s, cues))
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "artifact_version": ARTIFACT_VERSION,
+            "embedder": self.embedder,
+            "dim": self.dim,
+            "mean": self.mean.tolist(),
+            "scale": self.scale.tolist(),
+            "coef": self.coef.tolist(),
+            "intercept": self.intercept,
+            "meta": self.meta,
+        }
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(payload))
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> FindingsModel:
+        try:
+            raw = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ModelError(f"{path}: cannot read the findings model ({exc})") from None
+        if raw.get("artifact_version") != ARTIFACT_VERSION:
+            raise ModelError(f"{path}: artifact_version {raw.get('artifact_version')!r}; retrain it")
+        return cls(
+            embedder=raw["embedder"],
+            dim=int(raw["dim"]),
+            mean=np.asarray(raw["mean"], dtype=np.float32),
+            scale=np.asarray(raw["scale"], dtype=np.float32),
+            coef=np.asarray(raw["coef"], dtype=np.float32),
+            intercept=float(raw["intercept"]),
+            meta=raw.get("meta", {}),
+        )
+
+
+# --- training data ---------------------------------------------------------------------------------------
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def overlaps_long_answer(sentence: str, long_answer: str) -> bool:
+    """The sentence is part of the long answer (its normalised text occurs in it, or vice versa)."""
+    s, a = _norm(sentence), _norm(long_answer)
+    return bool(s) and (s in a or (len(a) > 20 and a in s))
+
+
+@dataclass
+class LabelledAbstract:
+    question: str
+    sentences: list[Sentence]
+    labels: list[int | None]  # 1 answer-bearing, 0 not, None left out
+    source: str
+
+
+class SentenceStore(Protocol):
+    """What training reads from the index: documents and their stored sentences (index/store.py)."""
+
+    def pmids(self) -> list[str]: ...
+    def get_many(self, pmids: Sequence[str]) -> dict[str, Document]: ...
+    def sentences(self, pmid: str) -> list[Sentence]: ...
+
+
+def pubmedqa_training(pmids: set[str], store: SentenceStore) -> list[LabelledAbstract]:
+    """Source abstracts of the given PubMedQA questions; long-answer sentences positive."""
+    raw = json.loads(PUBMEDQA.read_text())
+    docs = store.get_many(sorted(pmids))
+    out = []
+    for pmid in sorted(docs):
+        sentences = store.sentences(pmid)
+        answer = raw[pmid]["long_answer"]
+        labels: list[int | None] = [int(overlaps_long_answer(s.text, answer)) for s in sentences]
+        if any(labels):
+            out.append(LabelledAbstract(raw[pmid]["question"], sentences, labels, "pubmedqa"))
+    return out
+
+
+def section_training(store: SentenceStore, exclude: set[str]) -> list[LabelledAbstract]:
+    """Structured abstracts: RESULTS / CONCLUSIONS sentences positive, BACKGROUND / METHODS negative."""
+    out = []
+    docs = store.get_many([p for p in store.pmids() if p not in exclude])
+    for pmid in sorted(docs):
+        doc = docs[pmid]
+        if not doc.sections or not doc.title:
+            continue
+        sentences = store.sentences(pmid)
+        labels: list[int | None] = []
+        for s in sentences:
+            label = next((x.label for x in doc.sections if x.start <= s.start < x.end), None) or ""
+            labels.append(
+                1 if _POSITIVE_LABELS.search(label) else 0 if _NEGATIVE_LABELS.search(label) else None
+            )
+        if any(labels) and 0 in labels:
+            out.append(LabelledAbstract(doc.title, sentences, labels, "sections"))
+    return out
+
+
+def training_abstracts(train_pmids: set[str], store: SentenceStore) -> list[LabelledAbstract]:
+    """PubMedQA train-part abstracts plus every structured abstract of the index that is not a PubMedQA
+    source (so no held-out question's abstract is trained on)."""
+    all_questions = set(json.loads(PUBMEDQA.read_text()))
+    return pubmedqa_training(train_pmids, store) + section_training(store, all_questions)
+
+
+def abstract_features(items: Sequence[LabelledAbstract], encoder: Encoder) -> tuple[np.ndarray, np.ndarray]:
+    rows: list[np.ndarray] = []
+    ys: list[int] = []
+    for item in items:
+        keep = [i for i, y in enumerate(item.labels) if y is not None]
+        vectors = encoder.encode([item.question, *[item.sentences[i].text for i in keep]])
+        q, s = vectors[0], vectors[1:]
+        count = len(item.sentences)
+        cues = np.array(
+            [
+                cue_features(item.sentences[i].text, i, count, float(v @ q))
+                for i, v in zip(keep, s, strict=True)
+            ],
+            dtype=np.float32,
+        )
+        rows.append(feature_matrix(q, s, cues))
+        ys.extend(int(item.labels[i] or 0) for i in keep)
+    return np.vstack(rows), np.asarray(ys)
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 0.05, seed: int = 13) -> tuple[Any, Any]:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(x)
+    model = LogisticRegression(C=c, max_iter=2000, random_state=seed, class_weight="balanced")
+    model.fit(scaler.transform(x), y)
+    return scaler, model
+
+
+def train_findings(
+    encoder: Encoder, embedder_name: str, store: SentenceStore, *, c: float = 0.05
+) -> FindingsModel:
+    """Train on the PubMedQA train part and the structured XML abstracts (seconds to a minute on 2 cores)."""
+    from biocite.index.rerank import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
+
+    started = time.perf_counter()
+    train, _ = split_questions(load_questions())
+    items = training_abstracts({q.pmid for q in train}, store)
+    if sum(i.source == "pubmedqa" for i in items) < MIN_TRAIN_ABSTRACTS:
+        raise ValueError(f"the index holds fewer than {MIN_TRAIN_ABSTRACTS} training abstracts")
+    x, y = abstract_features(items, encoder)
+    scaler, model = fit_logistic(x, y, c)
+    scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+    meta = {
+        "split": {"seed": SPLIT_SEED, "train_share": TRAIN_SHARE, "train_questions": len(train)},
+        "abstracts": {
+            "pubmedqa": sum(i.source == "pubmedqa" for i in items),
+            "sections": sum(i.source == "sections" for i in items),
+        },  # fmt: skip
+        "sentences": int(len(y)),
+        "positives": int(y.sum()),
+        "C": c,
+        "train_seconds": round(time.perf_counter() - started, 1),
+        "cues": CUE_NAMES,
+    }
+    return FindingsModel(
+        embedder=embedder_name,
+        dim=int(x.shape[1]),
+        mean=scaler.mean_.astype(np.float32),
+        scale=scale.astype(np.float32),
+        coef=model.coef_[0].astype(np.float32),
+        intercept=float(model.intercept_[0]),
+        meta=meta,
+    )
+
+
+def agent_models_dir(settings: Settings) -> Path:
+    return settings.agent.models_dir or settings.models_dir / "agent"
+
+
+def load_findings(
+    settings: Settings,
+    embedder: Any,
+    encoder: Encoder,
+    store: SentenceStore,
+    *,
+    train_if_missing: bool = True,
+) -> FindingsModel | None:
+    """The cached model for this embedder; trained (with `encoder`, e.g. a cache over `embedder`) and
+    saved on first use. None for an embedder it cannot use (the tests' hashing embedder) or when missing
+    and not to be trained."""
+    name = str(getattr(embedder, "name", ""))
+    if name not in ("minilm", "mpnet") or not settings.agent.answer_model:
+        return None
+    path = agent_models_dir(settings) / f"findings-{name}.json"
+    if path.is_file():
+        return FindingsModel.load(path)
+    if not train_if_missing:
+        return None
+    try:
+        model = train_findings(encoder, name, store)
+    except ValueError:  # an index without enough of the training abstracts (small test indexes)
+        return None
+    model.save(path)
+    return model

@@ -1,0 +1,158 @@
+"""Checks on generated sentences (issue 12), kept apart from the verify node's support judgement.
+
+- every number, dose, unit and percentage of a sentence must occur in its cited evidence; otherwise the
+  sentence is re-cited to the evidence that has them all, or dropped;
+- a sentence that restates one evidence sentence cites that sentence's abstract (never another);
+- fragments ("...allowing the tenta", "overlap clinically and histologically,.") and repeated definitions
+  are dropped;
+- a rewritten search query may not state facts (no hypothetical answers) nor repeat an earlier query.
+"""
+
+from __future__ import annotations
+
+import re
+
+from biocite.index.tokenize import tokenize
+from biocite.records import Answer, AnswerSentence, Citation, Evidence
+
+# 12, 0.05, 1,200, 95%, 3.5-fold; "P<0.05" gives 0.05. A lone "1" or "2" in words ("type 2") counts too.
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+_COPY_SHARE = 0.8  # share of a sentence's words found, in order-free bag terms, in one evidence sentence
+
+
+def numbers(text: str) -> list[str]:
+    """Numbers of `text`, normalised: thousands commas removed, trailing zeros of decimals kept."""
+    out = []
+    for match in _NUMBER.findall(text):
+        value = re.sub(r",(?=\d{3}\b)", "", match)
+        out.append(value)
+    return out
+
+
+def numbers_in(text: str, evidence_text: str) -> list[str]:
+    """Numbers of `text` that do NOT occur in `evidence_text` (empty list = all present)."""
+    present = set(numbers(evidence_text))
+    return [n for n in numbers(text) if n not in present]
+
+
+def cited_text(sentence: AnswerSentence) -> str:
+    return " ".join(e.span.text for c in sentence.citations for e in c.evidence)
+
+
+def _words(text: str) -> list[str]:
+    return tokenize(text, stem=True)
+
+
+def copied_from(text: str, evidence: list[Evidence]) -> Evidence | None:
+    """The evidence sentence `text` restates (>= 80 % of its terms, both ways), if any; the closest wins."""
+    words = set(_words(text))
+    if len(words) < 4:
+        return None
+    best, best_share = None, 0.0
+    for item in evidence:
+        other = set(_words(item.span.text))
+        if not other:
+            continue
+        shared = len(words & other)
+        share = min(shared / len(words), shared / len(other))
+        if share >= _COPY_SHARE and share > best_share:
+            best, best_share = item, share
+    return best
+
+
+_FRAGMENT_END = re.compile(r"[,;:]\s*[.!?]?$|\b(?:the|a|an|of|and|or|with|to|in|for|by)\s*[.!?]?$", re.I)
+_DEFINITION = re.compile(r"^\s*([A-Za-z][\w\- ]{1,60}?)\s+(?:is|are|refers to)\s+(?:a|an|the)\b", re.I)
+
+
+def is_fragment(text: str) -> bool:
+    """Too short, cut off, or starting mid-sentence."""
+    stripped = text.strip()
+    words = stripped.split()
+    if len(words) < 4 or not stripped[0].isupper() and not stripped[0].isdigit():
+        return True
+    if _FRAGMENT_END.search(stripped):
+        return True
+    return not re.search(r"[.!?][\"')\]]*$", stripped)
+
+
+def polish(
+    sentences: list[AnswerSentence], evidence: list[Evidence], notes: list[str]
+) -> list[AnswerSentence]:
+    """Apply the checks above to generated sentences (bottom-line sentences pass through)."""
+    kept: list[AnswerSentence] = []
+    defined: set[str] = set()
+    counts = {"fragments": 0, "definitions": 0, "number re-cited": 0, "number dropped": 0, "copy re-cited": 0}
+    for sentence in sentences:
+        if sentence.kind == "bottom_line":
+            kept.append(sentence)
+            continue
+        if is_fragment(sentence.text):
+            counts["fragments"] += 1
+            continue
+        definition = _DEFINITION.match(sentence.text)
+        if definition:
+            subject = " ".join(_words(definition.group(1)))
+            if subject in defined:
+                counts["definitions"] += 1
+                continue
+            defined.add(subject)
+        source = copied_from(sentence.text, evidence)
+        if source is not None and {c.pmid for c in sentence.citations} != {source.pmid}:
+            sentence = sentence.model_copy(
+                update={"citations": [Citation(pmid=source.pmid, evidence=[source])]}
+            )
+            counts["copy re-cited"] += 1
+        missing = numbers_in(sentence.text, cited_text(sentence))
+        if missing:
+            holder = [e for e in evidence if not numbers_in(sentence.text, e.span.text)]
+            if not holder:
+                counts["number dropped"] += 1
+                continue
+            sentence = sentence.model_copy(
+                update={"citations": [Citation(pmid=holder[0].pmid, evidence=[holder[0]])]}
+            )
+            counts["number re-cited"] += 1
+        kept.append(sentence)
+    done = {k: v for k, v in counts.items() if v}
+    if done:
+        notes.append("synthesis checks: " + ", ".join(f"{v} {k}" for k, v in done.items()))
+    return kept
+
+
+_STATEMENT = re.compile(
+    r"\b(?:is|are|was|were|has been|have been)\s+(?:developed|approved|used|indicated|effective|caused|"
+    r"associated|known|shown|found|a|an|the)\b",
+    re.IGNORECASE,
+)
+
+
+def normalised_query(query: str) -> str:
+    return " ".join(sorted(set(tokenize(query, stem=True))))
+
+
+def acceptable_query(query: str, earlier: list[str]) -> bool:
+    """A rewritten query may not state a fact (a hypothetical answer) nor repeat an earlier query's terms."""
+    if not query or not tokenize(query):
+        return False
+    if _STATEMENT.search(query):
+        return False
+    key = normalised_query(query)
+    return all(key != normalised_query(q) for q in earlier)
+
+
+def audit(answers: list[Answer]) -> dict[str, int]:
+    """Over finished answers: numbers of generated sentences missing from their cited evidence, and
+    sentences copying one evidence sentence of their answer while citing another abstract."""
+    counts = {"sentences": 0, "numbers": 0, "numbers_missing": 0, "cross_cited_copies": 0}
+    for answer in answers:
+        evidence = [e for s in answer.sentences for c in s.citations for e in c.evidence]
+        for sentence in answer.sentences:
+            if sentence.kind == "bottom_line":
+                continue
+            counts["sentences"] += 1
+            counts["numbers"] += len(numbers(sentence.text))
+            counts["numbers_missing"] += len(numbers_in(sentence.text, cited_text(sentence)))
+            source = copied_from(sentence.text, evidence)
+            if source is not None and source.pmid not in {c.pmid for c in sentence.citations}:
+                counts["cross_cited_copies"] += 1
+    return counts

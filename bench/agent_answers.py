@@ -1,0 +1,228 @@
+"""Answers that answer the question (issue 12): bottom line, answer-bearing evidence, coverage, synthesis.
+
+Data and split: the PubMedQA development questions (data/pubmedqa/dev_questions.json) split BY QUESTION with
+the reranker's seeded rule (`biocite.index.rerank.split_questions`: sorted by PMID, shuffled with
+random.Random(13), first 60 % train, last 40 % held out = 200 questions). The findings and verdict models
+are trained on the train part only; every figure here is on the held-out part (the first --n of it), the
+10 questions of bench/agent_unanswerable.json and the swapped held-out questions of
+bench/agent_unanswerable_swapped.json (bench/make_unanswerable_swapped.py).
+
+Prints, per mode:
+- verdict accuracy and macro-F1 over yes/no/maybe (maybe = "mixed"; "insufficient" or no verdict counts
+  as wrong), with the majority-class baseline;
+- share of yes/no answers whose first sentence is the bottom line;
+- false abstention (and false "not covered") on the answerable held-out questions;
+- abstention-or-not_covered on the unanswerable questions;
+- share of answers whose first cited evidence sentence is in the results/conclusions part of its abstract:
+  "conclusions" = the sentence overlaps the PubMedQA long answer (the abstract's conclusions, exact) or a
+  CONCLUSIONS-labelled section; "results or conclusions" adds sentences of RESULTS-labelled sections and,
+  in PubMedQA source abstracts (unlabelled), sentences before the conclusions that report a statistic
+  (p-value, CI, ratio or percentage);
+- generate mode: numbers of generated sentences found in their cited evidence, and sentences that copy one
+  evidence sentence while citing another abstract (each sentence checked against every evidence sentence
+  of its answer);
+- median seconds per answer; the demo question's answer.
+
+    python bench/agent_answers.py [--n 200] [--modes extractive,generate] [--gen-n 20] [--set k=v] [--out f]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from biocite.agent.findings import PUBMEDQA, overlaps_long_answer  # noqa: E402
+from biocite.agent.graph import Agent  # noqa: E402
+from biocite.agent.synthesis import audit  # noqa: E402
+from biocite.index.rerank import load_questions, split_questions  # noqa: E402
+from biocite.records import Answer  # noqa: E402
+from biocite.settings import load_settings  # noqa: E402
+
+HERE = Path(__file__).parent
+DEMO = "Does as-needed budesonide-formoterol reduce severe exacerbations in mild asthma?"
+_STATISTIC = re.compile(
+    r"\bp\s*[<=>≤≥]\s*0?\.\d|\b95\s*%|\bCI\b|\b(?:a?OR|RR|a?HR)\b|odds ratio|hazard ratio|\d\s*%", re.I
+)
+
+
+def unanswerable(agent: Agent) -> list[str]:
+    """Both unanswerable sets, each absent term re-checked against the index."""
+    store = agent.retriever.index.docs
+    texts = [d.text.casefold() for d in store.get_many(store.pmids()).values()]
+    out = []
+    for name in ("agent_unanswerable.json", "agent_unanswerable_swapped.json"):
+        for item in json.loads((HERE / name).read_text())["questions"]:
+            if any(t in text for t in item["absent_terms"] for text in texts):
+                print(f"  skipped (the index mentions {item['absent_terms']}): {item['question']}")
+            else:
+                out.append(item["question"])
+    return out
+
+
+def part_of(agent: Agent, answer: Answer, long_answers: dict[str, str]) -> tuple[bool, bool] | None:
+    """(in conclusions, in results or conclusions) for the first cited evidence sentence; None if none."""
+    findings = [s for s in answer.sentences if s.kind != "bottom_line"]
+    if not findings or not findings[0].citations or not findings[0].citations[0].evidence:
+        return None
+    citation = findings[0].citations[0]
+    evidence = citation.evidence[0]
+    doc = agent.retriever.index.docs.get(citation.pmid)
+    label = ""
+    if doc is not None:
+        label = next((x.label or "" for x in doc.sections if x.start <= evidence.span.start < x.end), "")
+    conclusions = bool(re.search(r"CONCLU|INTERPRET", label, re.I))
+    results = bool(re.search(r"RESULT|FINDING", label, re.I))
+    if citation.pmid in long_answers:
+        conclusions = overlaps_long_answer(evidence.span.text, long_answers[citation.pmid])
+        results = bool(_STATISTIC.search(evidence.span.text))
+    return conclusions, conclusions or results
+
+
+def f1_macro(gold: list[str], predicted: list[str], labels: list[str]) -> float:
+    scores = []
+    for label in labels:
+        tp = sum(g == p == label for g, p in zip(gold, predicted, strict=True))
+        fp = sum(p == label and g != label for g, p in zip(gold, predicted, strict=True))
+        fn = sum(g == label and p != label for g, p in zip(gold, predicted, strict=True))
+        precision = tp / (tp + fp) if tp + fp else 0.0
+        recall = tp / (tp + fn) if tp + fn else 0.0
+        scores.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
+    return sum(scores) / len(scores)
+
+
+def evaluate(
+    agent: Agent, mode: str, items: list[tuple[str, str]], gold: dict[str, str]
+) -> tuple[dict, list]:
+    raw = json.loads(PUBMEDQA.read_text())
+    long_answers = {p: v["long_answer"] for p, v in raw.items()}
+    results = []
+    for i, (pmid, question) in enumerate(items, 1):
+        start = time.perf_counter()
+        answer = agent.ask(question, mode=mode)
+        seconds = time.perf_counter() - start
+        results.append((pmid, answer, seconds))
+        state = "abstained" if answer.abstained else f"{len(answer.sentences)} sentences"
+        print(
+            f"  [{mode} {i}/{len(items)}] {seconds:5.1f} s {state:13} verdict {answer.verdict} "
+            f"(gold {gold.get(pmid)}) {question[:60]}",
+            flush=True,
+        )
+    answers = [a for _, a, _ in results]
+    predicted = [{"mixed": "maybe"}.get(a.verdict or "", a.verdict or "none") for a in answers]
+    golds = [gold[p] for p, _, _ in results]
+    parts = [part_of(agent, a, long_answers) for a in answers if not a.abstained]
+    parts = [p for p in parts if p is not None]
+    yes_no = [a for a in answers if a.question_type == "yes/no" and not a.abstained]
+    majority = max(set(golds), key=golds.count)
+    figures = {
+        "questions": len(answers),
+        "verdict_accuracy": round(
+            sum(g == p for g, p in zip(golds, predicted, strict=True)) / len(answers), 3
+        ),
+        "verdict_macro_f1": round(f1_macro(golds, predicted, ["yes", "no", "maybe"]), 3),
+        "majority_baseline_accuracy": round(golds.count(majority) / len(golds), 3),
+        "majority_baseline_macro_f1": round(
+            f1_macro(golds, [majority] * len(golds), ["yes", "no", "maybe"]), 3
+        ),
+        "yes_no_questions": len(yes_no),
+        "opens_with_verdict": round(
+            sum(bool(a.sentences) and a.sentences[0].kind == "bottom_line" for a in yes_no)
+            / max(len(yes_no), 1),
+            3,
+        ),
+        "false_abstention": round(sum(a.abstained for a in answers) / len(answers), 3),
+        "false_not_covered": round(sum(bool(a.not_covered) for a in answers) / len(answers), 3),
+        "first_evidence_in_conclusions": round(sum(c for c, _ in parts) / max(len(parts), 1), 3),
+        "first_evidence_in_results_or_conclusions": round(sum(r for _, r in parts) / max(len(parts), 1), 3),
+        "median_seconds": round(statistics.median(s for _, _, s in results), 2),
+    }
+    if mode == "generate":
+        figures["synthesis"] = audit([a for a in answers if not a.abstained])
+        figures["fell_back_to_extractive"] = sum(a.mode == "extractive" for a in answers if not a.abstained)
+    return figures, results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--n", type=int, default=200, help="held-out questions (extractive)")
+    parser.add_argument("--gen-n", type=int, default=20, help="held-out questions in generate mode")
+    parser.add_argument("--unanswerable-n", type=int, default=100)
+    parser.add_argument("--gen-unanswerable-n", type=int, default=20)
+    parser.add_argument("--modes", default="extractive,generate")
+    parser.add_argument("--preset", default=None)
+    parser.add_argument("--set", dest="overrides", action="append", default=[])
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--records-out", type=Path, default=None, help="generate-mode answers, for the test")
+    args = parser.parse_args()
+    settings = load_settings(args.preset, args.overrides)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    agent = Agent(settings)
+    start = time.perf_counter()
+    _ = agent.findings, agent.verdict_model, agent.doc_freqs
+    if "generate" in modes:
+        _ = agent.chat_model
+    agent.ask("Does aspirin reduce the risk of myocardial infarction?", mode="extractive")  # warm-up
+    print(f"load + warm-up (models trained if missing): {time.perf_counter() - start:.1f} s")
+    print(f"overrides: {args.overrides}; load average {os.getloadavg()[0]:.2f}")
+    raw = json.loads(PUBMEDQA.read_text())
+    gold = {p: v["final_decision"] for p, v in raw.items()}
+    _, held_out = split_questions(load_questions())
+    unanswerable_questions = unanswerable(agent)
+    summary: dict = {"overrides": args.overrides, "figures": {}, "records": {}}
+    for mode in modes:
+        n = args.n if mode == "extractive" else args.gen_n
+        items = [(q.pmid, q.question) for q in held_out[:n]]
+        figures, results = evaluate(agent, mode, items, gold)
+        k = args.unanswerable_n if mode == "extractive" else args.gen_unanswerable_n
+        # the 10 written questions first, then the swapped ones
+        chosen = unanswerable_questions[:k]
+        caught, seconds = 0, []
+        for i, question in enumerate(chosen, 1):
+            t = time.perf_counter()
+            answer = agent.ask(question, mode=mode)
+            seconds.append(time.perf_counter() - t)
+            ok = answer.abstained or bool(answer.not_covered)
+            caught += ok
+            print(
+                f"  [{mode} unanswerable {i}/{len(chosen)}] {'caught' if ok else 'ANSWERED'}  {question[:70]}"
+            )
+        figures["unanswerable_questions"] = len(chosen)
+        figures["unanswerable_abstained_or_not_covered"] = round(caught / max(len(chosen), 1), 3)
+        demo = agent.ask(DEMO, mode=mode)
+        figures["demo"] = {
+            "verdict": demo.verdict,
+            "verdict_probability": demo.verdict_probability,
+            "sentences": [s.text for s in demo.sentences],
+            "abstain_reason": demo.abstain_reason,
+        }
+        summary["figures"][mode] = figures
+        summary["records"][mode] = [
+            {"pmid": p, "seconds": round(s, 2), "answer": json.loads(a.model_dump_json())}
+            for p, a, s in results
+        ]
+        print(f"\n== {mode}")
+        for key, value in figures.items():
+            print(f"  {key}: {value}")
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
+    if args.out:
+        args.out.write_text(json.dumps(summary, indent=1))
+        print(f"records written to {args.out}")
+    if args.records_out and "generate" in summary["records"]:
+        run = {"about": "bench/agent_answers.py generate-mode answers (tests/unit/test_answer_run.py)"}
+        args.records_out.write_text(json.dumps({**run, "records": summary["records"]["generate"]}) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

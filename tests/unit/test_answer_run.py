@@ -1,0 +1,44 @@
+"""Issue 12: the saved generate-mode benchmark run (bench/agent_answers_generate_run.json, written by
+`bench/agent_answers.py --modes generate --records-out ...`) has no number missing from its cited evidence
+and no sentence copying one abstract's evidence sentence while citing another; each sentence is checked
+against every evidence sentence of its answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from biocite.agent.synthesis import audit
+from biocite.records import Answer
+
+RUN = Path(__file__).resolve().parents[2] / "bench" / "agent_answers_generate_run.json"
+
+
+def test_generated_numbers_occur_in_cited_evidence_and_no_copy_cites_another_abstract() -> None:
+    answers = [Answer.model_validate(r["answer"]) for r in json.loads(RUN.read_text())["records"]]
+    answered = [a for a in answers if not a.abstained]
+    counts = audit(answered)
+    assert counts["sentences"] >= 10 and counts["numbers"] > 0, counts
+    assert counts["numbers_missing"] == 0, counts
+    assert counts["cross_cited_copies"] == 0, counts
+
+
+def test_the_audit_catches_a_number_not_in_the_evidence_and_a_cross_cited_copy() -> None:
+    """The check above can fail: a doctored answer trips both counters."""
+    answers = [Answer.model_validate(r["answer"]) for r in json.loads(RUN.read_text())["records"]]
+    answer = next(a for a in answers if not a.abstained and len(a.cited_pmids) >= 2)
+    findings = [s for s in answer.sentences if s.kind != "bottom_line"]
+    first = findings[0]
+    other = next(c for s in answer.sentences for c in s.citations if c.pmid != first.citations[0].pmid)
+    copy = other.evidence[0].span.text
+    doctored = answer.model_copy(
+        update={
+            "sentences": [
+                first.model_copy(update={"text": first.text + " It fell by 987654%."}),
+                first.model_copy(update={"text": copy}),
+                *answer.sentences,
+            ]
+        }
+    )
+    counts = audit([doctored])
+    assert counts["numbers_missing"] >= 1 and counts["cross_cited_copies"] >= 1

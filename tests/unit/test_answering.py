@@ -1,0 +1,256 @@
+"""Issue 12: question types, key-concept coverage, synthesis checks, the findings and verdict models' shape,
+and the agent's bottom line / abstention on an uncovered concept (fake index, no model downloads)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from biocite.agent.coverage import DocumentFrequencies, DocumentTerms, covers, key_concepts
+from biocite.agent.findings import FindingsModel, cue_features, overlaps_long_answer
+from biocite.agent.graph import Agent, bottom_line_sentence, enforce_guarantees
+from biocite.agent.synthesis import acceptable_query, copied_from, is_fragment, numbers_in, polish
+from biocite.agent.verdict import LABELS, VerdictModel, fit_verdict, question_type
+from biocite.index.tokenize import tokenize
+from biocite.records import AnswerSentence, Citation, Document, Evidence, Span
+from tests.unit.agent_fakes import ABSTRACTS, FakeRetriever, agent_settings
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Does metformin reduce weight in type 2 diabetes?", "yes/no"),
+        ("Chronic functional somatic symptoms: a single syndrome?", "yes/no"),
+        ("Young-Burgess classification of pelvic ring fractures: does it predict mortality?", "yes/no"),
+        ("Which drugs prevent motion sickness?", "list"),
+        ("What is the median survival after diagnosis of CJD?", "factoid"),
+        ("How does aspirin prevent stroke", "open"),
+    ],
+)
+def test_question_type(question: str, kind: str) -> None:
+    assert question_type(question) == kind
+
+
+def _df(*texts: str, n_other: int = 100) -> DocumentFrequencies:
+    lists = [tokenize(t, stem=True) for t in texts] + [["filler"]] * n_other
+    return DocumentFrequencies.from_token_lists(lists)
+
+
+def _doc(title: str, abstract: str) -> DocumentTerms:
+    return DocumentTerms(Document(pmid="1", title=title, abstract=abstract))
+
+
+def test_vitamin_d_is_not_covered_by_vitamin_k_evidence() -> None:
+    df = _df("vitamin K and fractures", "vitamin D and falls")
+    concepts = key_concepts("Does vitamin D reduce fractures in older adults?", df, 0.03)
+    assert [c.text for c in concepts] == ["vitamin D", "fractures", "older"]  # "adults" is generic
+    vitamin_d = concepts[0]
+    assert not covers(vitamin_d, _doc("Vitamin K2 and bone", "Vitamin K reduced fractures."))
+    assert covers(vitamin_d, _doc("", "Daily vitamin D did not reduce hip fractures."))
+
+
+def test_gestational_diabetes_is_not_covered_by_type_2_diabetes_trials() -> None:
+    df = _df("gestational diabetes insulin", "type 2 diabetes metformin")
+    concepts = key_concepts("Is metformin safe in gestational diabetes?", df, 0.03)
+    assert [c.text for c in concepts] == ["metformin", "gestational diabetes"]
+    t2d = _doc("Metformin in type 2 diabetes", "Metformin lowered HbA1c in type 2 diabetes.")
+    assert covers(concepts[0], t2d) and not covers(concepts[1], t2d)
+
+
+def test_initials_cover_a_spelt_out_concept() -> None:
+    df = _df("chronic obstructive pulmonary disease")
+    concept = key_concepts("Does chronic obstructive pulmonary disease shorten survival?", df, 0.03)[0]
+    assert concept.text == "chronic obstructive pulmonary disease"
+    assert covers(concept, _doc("", "Patients with COPD died earlier."))
+
+
+def test_an_abbreviation_is_covered_by_its_spelt_out_form() -> None:
+    concept = key_concepts("Can interventions increase mammography use among HMO women?", _df("x"), 0.03)[-1]
+    assert concept.text == "HMO women"
+    assert covers(concept, _doc("", "Women in a health maintenance organization were randomised."))
+    assert not covers(concept, _doc("", "Women in a hospital were randomised."))
+
+
+def test_absent_entity_is_always_a_key_concept() -> None:
+    concepts = key_concepts(
+        "Does tirzepatide reduce asthma exacerbations?", _df("asthma exacerbations"), 0.03
+    )
+    assert concepts[0].text == "tirzepatide"
+
+
+def _evidence(pmid: str, text: str, answer: float = 0.5) -> Evidence:
+    return Evidence(
+        pmid=pmid,
+        sentence_index=0,
+        span=Span(start=0, end=len(text), text=text),
+        relevance=0.6,
+        answer=answer,
+    )
+
+
+def _sentence(text: str, *items: Evidence) -> AnswerSentence:
+    return AnswerSentence(
+        text=text, citations=[Citation(pmid=e.pmid, evidence=[e]) for e in items], support=0.9
+    )
+
+
+def test_numbers_must_occur_in_cited_evidence_else_recited_or_dropped() -> None:
+    a = _evidence("1", "Severe exacerbations fell by 64% (rate ratio 0.36).")
+    b = _evidence("2", "Symptom control was similar in both groups.")
+    assert numbers_in("Exacerbations fell by 64%.", a.span.text) == []
+    assert numbers_in("Exacerbations fell by 46%.", a.span.text) == ["46"]
+    notes: list[str] = []
+    kept = polish(
+        [
+            _sentence("Severe exacerbations were 64% lower with the inhaler.", b),  # wrong citation
+            _sentence("Exacerbations fell by 12% overall in the trial.", a, b),  # number nowhere
+        ],
+        [a, b],
+        notes,
+    )
+    assert [s.text for s in kept] == ["Severe exacerbations were 64% lower with the inhaler."]
+    assert [c.pmid for c in kept[0].citations] == ["1"]
+    assert "1 number dropped" in notes[0] and "1 number re-cited" in notes[0]
+
+
+def test_a_copied_sentence_cites_the_abstract_it_copies() -> None:
+    a = _evidence("1", "Metformin lowered maternal weight gain compared with insulin.")
+    b = _evidence("2", "Neonatal hypoglycaemia was less frequent with metformin.")
+    assert copied_from("Metformin lowered maternal weight gain compared with insulin.", [b, a]) is a
+    kept = polish([_sentence("Metformin lowered maternal weight gain compared with insulin.", b)], [a, b], [])
+    assert [c.pmid for c in kept[0].citations] == ["1"]
+
+
+@pytest.mark.parametrize(
+    "text", ["The scale was validated, allowing the tenta", "overlap clinically and histologically,.", "Yes."]
+)
+def test_fragments_are_recognised(text: str) -> None:
+    assert is_fragment(text)
+
+
+def test_a_full_sentence_is_not_a_fragment() -> None:
+    assert not is_fragment("Aspirin reduced recurrent stroke by 22% over two years.")
+
+
+def test_repeated_definitions_are_dropped() -> None:
+    a = _evidence("1", "Asthma is a chronic inflammatory disease of the airways.")
+    first = _sentence("Asthma is a chronic disease of the airways.", a)
+    second = _sentence("Asthma is a common airway disease in children.", a)
+    assert [s.text for s in polish([first, second], [a], [])] == [first.text]
+
+
+def test_rewritten_queries_may_not_state_facts_or_repeat() -> None:
+    assert not acceptable_query("TAK-994 is developed for Parkinson's disease", [])
+    assert not acceptable_query("vitamin D fractures older adults", ["older adults fractures vitamin D"])
+    assert acceptable_query("TAK-994 orexin agonist narcolepsy", ["TAK-994 indication"])
+
+
+def test_long_answer_overlap() -> None:
+    assert overlaps_long_answer(
+        "DBE appears to be equally safe.", "DBE appears to be equally safe. More text."
+    )
+    assert not overlaps_long_answer("Methods were standard.", "DBE appears to be equally safe.")
+
+
+def test_findings_model_round_trip(tmp_path: Path) -> None:
+    cues = cue_features("Mortality fell from 12% to 8% (p<0.01).", 5, 6, 0.4)
+    assert len(cues) > 10 and cues[-1] == pytest.approx(0.4)
+    dim = 4
+    model = FindingsModel(
+        embedder="minilm",
+        dim=dim,
+        mean=np.zeros(dim, dtype=np.float32),
+        scale=np.ones(dim, dtype=np.float32),
+        coef=np.array([1, -1, 0, 0], dtype=np.float32),
+        intercept=0.0,
+        meta={"C": 0.05},
+    )
+    model.save(tmp_path / "f.json")
+    again = FindingsModel.load(tmp_path / "f.json")
+    x = np.array([[2.0, 0.0, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]], dtype=np.float32)
+    p = again.probabilities(x)
+    assert p[0] > 0.8 > 0.2 > p[1] and again.meta == {"C": 0.05}
+
+
+def test_verdict_model_learns_separable_labels_and_round_trips(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    centres = np.eye(3, 5) * 4
+    y = np.repeat(np.arange(3), 30)
+    x = (centres[y] + rng.normal(size=(90, 5))).astype(np.float32)
+    scaler, fitted = fit_verdict(x, y, c=1.0)
+    model = VerdictModel(
+        embedder="minilm",
+        mean=scaler.mean_.astype(np.float32),
+        scale=scaler.scale_.astype(np.float32),
+        coef=fitted.coef_.astype(np.float32),
+        intercept=fitted.intercept_.astype(np.float32),
+        meta={},
+    )
+    model.save(tmp_path / "v.json")
+    probs = VerdictModel.load(tmp_path / "v.json").probabilities(x)
+    assert np.allclose(probs.sum(axis=1), 1.0)
+    assert (probs.argmax(axis=1) == y).mean() > 0.9 and LABELS == ["yes", "no", "mixed"]
+
+
+def test_bottom_line_cites_the_most_answer_bearing_evidence_and_survives_generate_guarantees() -> None:
+    weak, strong = _evidence("1", "Background sentence.", 0.1), _evidence("2", "Rates fell by 30%.", 0.9)
+    line = bottom_line_sentence("yes", [weak, strong])
+    assert line.kind == "bottom_line" and line.text.startswith("Bottom line: yes")
+    assert line.citations[0].pmid == "2"
+    kept = enforce_guarantees([line], {"1", "2"}, "generate", 0.5, [])
+    assert kept == [line]
+
+
+class TokenDocsRetriever(FakeRetriever):
+    """The fake index, plus the stored tokens coverage reads document frequencies from."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        docs = self.index.docs
+        docs.iter_tokens = lambda: ((p, tokenize(d.text, stem=True)) for p, d in docs.docs.items())  # type: ignore[attr-defined]
+
+
+def test_agent_abstains_naming_a_concept_no_indexed_abstract_mentions() -> None:
+    settings = agent_settings("agent.max_concept_df=0.6")
+    agent = Agent(settings, retriever=TokenDocsRetriever())
+    answer = agent.ask("Does tirzepatide reduce hip fractures in older adults?", mode="extractive")
+    assert answer.abstained and answer.not_covered == ["tirzepatide"]
+    assert "tirzepatide" in (answer.abstain_reason or "")
+    assert answer.question_type == "yes/no" and answer.verdict == "insufficient"
+
+
+def test_agent_says_what_is_not_covered_and_gives_no_verdict_for_another_entity() -> None:
+    settings = agent_settings("agent.max_concept_df=0.6", "agent.min_evidence=1")
+    agent = Agent(settings, retriever=TokenDocsRetriever())
+    answer = agent.ask("Does vitamin K supplementation reduce hip fractures?", mode="extractive")
+    assert not answer.abstained and answer.not_covered == ["vitamin K supplementation"]
+    assert answer.verdict == "insufficient"
+    assert answer.sentences[0].kind == "bottom_line" and "vitamin K" in answer.sentences[0].text
+
+
+def test_agent_answers_when_every_concept_is_covered() -> None:
+    settings = agent_settings("agent.max_concept_df=0.6", "agent.min_evidence=1")
+    agent = Agent(settings, retriever=TokenDocsRetriever())
+    answer = agent.ask("Does vitamin D supplementation reduce hip fractures?", mode="extractive")
+    assert not answer.abstained and answer.not_covered == []
+    assert {c.pmid for s in answer.sentences for c in s.citations} == {"333"}
+    assert "333" in ABSTRACTS
+
+
+def test_cli_rendering_shows_the_verdict_and_what_is_not_covered() -> None:
+    from rich.console import Console
+
+    from biocite.agent.render import render_answer
+    from biocite.records import Answer
+
+    console = Console(record=True, width=120)
+    answer = Answer(question="q?", abstained=True, abstain_reason="no evidence", verdict="insufficient",
+                    question_type="yes/no", not_covered=["tirzepatide"])  # fmt: skip
+    render_answer(console, answer)
+    text = console.export_text()
+    assert "Verdict: insufficient" in text and "not covered by the evidence: tirzepatide" in text
+    answer = Answer(question="q?", verdict="yes", verdict_probability=0.81, question_type="yes/no")
+    render_answer(console, answer)
+    assert "Verdict: yes (probability 0.81)" in console.export_text()
