@@ -113,6 +113,7 @@ class Agent:
         self._retriever = retriever
         self._chat_model = chat_model
         self._judge = judge
+        self._support_model: Any = None
         self._cache: VectorCache | None = None
         self.weights = RelevanceWeights(self.config.cosine_weight, 1.0 - self.config.cosine_weight)
         self.checkpointer = checkpointer
@@ -514,9 +515,23 @@ class Agent:
         support = round(max(p for _, p in supported), 4)
         return AnswerSentence(text=draft.text, citations=citations, support=support), outcome, undetermined
 
+    @property
+    def support_model(self) -> Any:
+        """biocite's support model (core/support.py); trained once on first use."""
+        if self._support_model is None:
+            from biocite.support import SupportModel
+
+            self._support_model = SupportModel.load(self.settings)
+        return self._support_model
+
     def _supported(
         self, text: str, pmids: list[str], by_pmid: dict[str, list[Evidence]]
     ) -> tuple[list[tuple[str, float]], int]:
+        if self._judge is None and self.config.verifier == "support" and pmids:
+            quoted = [" ".join(e.span.text for e in by_pmid[pmid]) for pmid in pmids]
+            verdicts = self.support_model.check_many([(text, q) for q in quoted])
+            scored = [(pmid, v.probs["supports"]) for pmid, v in zip(pmids, verdicts, strict=True)]
+            return [(p, s) for p, s in scored if s >= self.config.min_support], 0
         prompt = load_prompt("support")
         supported, undetermined = [], 0
         for pmid in pmids:
