@@ -123,7 +123,7 @@ class SupportSettings(BaseModel):
     path: Path | None = None  # default: <home>/models/support/
     backbone: str = "minilm"  # "minilm", "mpnet" or a sentence-transformers folder
     device: str = "auto"  # training device: "auto" (cuda when available), "cpu", "cuda"
-    train_pairs: int = Field(default=1600, ge=40)  # balanced over the 4 labels
+    train_pairs: int = Field(default=2800, ge=40)  # balanced over the 4 labels
     epochs: int = Field(default=1, ge=1)
     batch_size: int = Field(default=16, ge=1)
     lr: float = 5e-5

@@ -20,6 +20,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -72,13 +73,25 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 
 
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
 def phrases(claim: str, text: str, start: int, end: int) -> list[Span]:
     """Runs of words of evidence[start:end] that are content words of the claim (exact offsets); two
     matched words separated only by stopwords/punctuation join into one phrase."""
     from biocite.support_data import STOPWORDS, content_words
 
-    wanted = content_words(claim)
-    hits = [m for m in _TOKEN.finditer(text, start, end) if m.group(0).lower() in wanted]
+    stem = _stemmer().stemWord
+    wanted = {stem(w) for w in content_words(claim)}
+    hits = [
+        m
+        for m in _TOKEN.finditer(text, start, end)
+        if m.group(0).lower() not in STOPWORDS and stem(m.group(0).lower()) in wanted
+    ]
     out: list[Span] = []
     for m in hits:
         if out:
@@ -106,14 +119,30 @@ def cheap_features(claim: str, passage: str) -> list[float]:
     return [num_agree, recall]
 
 
-def passage_features(probs: np.ndarray, cheap: Sequence[float]) -> np.ndarray:
-    """Fixed-length features of one passage from its sentences' probabilities (n_sentences x 4)."""
+def rank_scores(probs: np.ndarray, cos: np.ndarray, weight: float) -> np.ndarray:
+    """How much each sentence is THE evidence: P(supports) + P(contradicts) + weight x cosine(claim,
+    sentence) of the MiniLM bi-encoder; `weight` is fitted for top-1 attribution on train claims."""
+    return probs[:, 0] + probs[:, 1] + weight * cos
+
+
+def passage_features(
+    probs: np.ndarray, cos: np.ndarray, cheap: Sequence[float], weight: float = 1.0
+) -> np.ndarray:
+    """Fixed-length features of one passage from its sentences' probabilities (n_sentences x 4) and
+    cosines: max and mean per column, the best-ranked sentence's row, max cosine, cheap features."""
     if probs.size == 0:
         probs = np.full((1, len(LABELS)), 0.25, dtype=np.float32)
-    best = probs[int(np.argmax(probs[:, 0] + probs[:, 1]))]
+        cos = np.zeros(1, dtype=np.float32)
+    i = int(np.argmax(rank_scores(probs, cos, weight)))
     logit = lambda x: np.log(np.clip(x, 1e-4, 1 - 1e-4))  # noqa: E731
     return np.concatenate(
-        [logit(probs.max(axis=0)), logit(probs.mean(axis=0)), logit(best), np.asarray(cheap)]
+        [
+            logit(probs.max(axis=0)),
+            logit(probs.mean(axis=0)),
+            logit(probs[i]),
+            [float(cos.max()), float(cos[i]), float(cos.mean())],
+            np.asarray(cheap),
+        ]
     ).astype(np.float64)
 
 
@@ -127,6 +156,7 @@ class Aggregator(BaseModel):
     intercept: list[float]
     mean: list[float]
     scale: list[float]
+    rank_weight: float = 1.0  # cosine weight in `rank_scores`
 
     def predict_proba(self, x: np.ndarray) -> np.ndarray:
         z = (np.atleast_2d(x) - np.asarray(self.mean)) / np.asarray(self.scale)
@@ -169,6 +199,34 @@ class SupportModel:
         self.aggregator = aggregator
         self.meta = meta
         self.max_sentences = max_sentences
+        self._embedder: Any = None
+
+    def cosines(self, claims: Sequence[str], groups: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """cosine(claim, sentence) of the MiniLM bi-encoder for each claim's group of sentences."""
+        if self._embedder is None:
+            from biocite.index.dense import Embedder
+
+            self._embedder = Embedder("minilm")
+        texts = sorted({*claims, *(s for g in groups for s in g)})
+        row = {t: i for i, t in enumerate(texts)}
+        vecs = self._embedder.encode(texts, batch_size=64)
+        return [
+            vecs[[row[s] for s in g]] @ vecs[row[c]] if g else np.zeros(0, dtype=np.float32)
+            for c, g in zip(claims, groups, strict=True)
+        ]
+
+    def score(
+        self, claims: Sequence[str], groups: Sequence[Sequence[str]]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(probs n x 4, cosines n) per claim and its sentences: one batched pass of each model."""
+        flat = [(c, s) for c, g in zip(claims, groups, strict=True) for s in g]
+        probs = self.head.predict_proba(flat, batch_size=64) if flat else np.zeros((0, 4), dtype=np.float32)
+        cos = self.cosines(claims, groups)
+        out, k = [], 0
+        for g, c in zip(groups, cos, strict=True):
+            out.append((probs[k : k + len(g)], c))
+            k += len(g)
+        return out
 
     @property
     def name(self) -> str:
@@ -228,30 +286,26 @@ class SupportModel:
         for s in sentences:
             spans.append((pos, pos + len(s)))
             pos += len(s) + 1
-        probs = self.head.predict_proba([(claim, s) for s in sentences], batch_size=64)
-        return self._verdict(claim, " ".join(sentences), spans, probs), probs
+        ((probs, cos),) = self.score([claim], [list(sentences)])
+        verdict = self._verdict(claim, " ".join(sentences), spans, probs, cos)
+        return verdict, rank_scores(probs, cos, self.aggregator.rank_weight)
 
     def _check_spans(
         self, jobs: Sequence[tuple[str, str, list[tuple[int, int]]]], batch_size: int = 64
     ) -> list[SupportVerdict]:
-        flat = [(c, e[s:t]) for c, e, spans in jobs for s, t in spans]
-        probs = self.head.predict_proba(flat, batch_size=batch_size) if flat else np.zeros((0, 4))
-        out, k = [], 0
-        for claim, evidence, spans in jobs:
-            p = probs[k : k + len(spans)]
-            k += len(spans)
-            out.append(self._verdict(claim, evidence, spans, p))
-        return out
-
-    def sentence_probs(self, claim: str, sentences: Sequence[str]) -> np.ndarray:
-        return self.head.predict_proba([(claim, s) for s in sentences])
+        scored = self.score([c for c, _, _ in jobs], [[e[s:t] for s, t in spans] for _, e, spans in jobs])
+        return [
+            self._verdict(claim, evidence, spans, p, cos)
+            for (claim, evidence, spans), (p, cos) in zip(jobs, scored, strict=True)
+        ]
 
     def _verdict(
-        self, claim: str, evidence: str, spans: list[tuple[int, int]], p: np.ndarray
+        self, claim: str, evidence: str, spans: list[tuple[int, int]], p: np.ndarray, cos: np.ndarray
     ) -> SupportVerdict:
-        final = self.aggregator.predict_proba(passage_features(p, cheap_features(claim, evidence)))[0]
+        w = self.aggregator.rank_weight
+        final = self.aggregator.predict_proba(passage_features(p, cos, cheap_features(claim, evidence), w))[0]
         label = LABELS[int(np.argmax(final))]
-        order = np.argsort(-(p[:, 0] + p[:, 1]), kind="stable") if len(spans) else np.zeros(0, dtype=int)
+        order = np.argsort(-rank_scores(p, cos, w), kind="stable") if len(spans) else np.zeros(0, dtype=int)
         sentences = [
             EvidenceSentence(
                 start=spans[i][0],
@@ -305,22 +359,26 @@ def _calibration_set(
     return out
 
 
-def _features_for(model: SupportModel, rows: Sequence[tuple[str, list[str], str]]) -> np.ndarray:
-    flat, sizes = [], []
-    for claim, sentences, _ in rows:
-        kept = sentences
-        if len(kept) > model.max_sentences:
-            from biocite.support_data import overlap
+def _scored_rows(
+    model: SupportModel, rows: Sequence[tuple[str, list[str], str]]
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    from biocite.support_data import overlap
 
-            kept = sorted(kept, key=lambda s: -overlap(claim, s))[: model.max_sentences]
-        flat.extend((claim, s) for s in kept)
-        sizes.append(len(kept))
-    probs = model.head.predict_proba(flat, batch_size=64)
-    feats, k = [], 0
-    for (claim, sentences, _), n in zip(rows, sizes, strict=True):
-        feats.append(passage_features(probs[k : k + n], cheap_features(claim, " ".join(sentences))))
-        k += n
-    return np.stack(feats)
+    groups = [
+        sorted(s, key=lambda x: -overlap(c, x))[: model.max_sentences] if len(s) > model.max_sentences else s
+        for c, s, _ in rows
+    ]
+    return model.score([c for c, _, _ in rows], groups)
+
+
+def fit_rank_weight(scored: Sequence[tuple[np.ndarray, np.ndarray]], gold: Sequence[set[int]]) -> float:
+    """The cosine weight giving the best top-1 evidence sentence on claims with annotated evidence."""
+    grid = [0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 100.0]
+    hits = {
+        w: sum(int(np.argmax(rank_scores(p, c, w))) in g for (p, c), g in zip(scored, gold, strict=True))
+        for w in grid
+    }
+    return max(grid, key=lambda w: (hits[w], -w))
 
 
 def train_support(
@@ -382,7 +440,17 @@ def train_support(
     model = SupportModel(head, Aggregator(coef=[], intercept=[], mean=[], scale=[]), {}, cfg.max_sentences)
     say("support model: fitting the aggregation/calibration on held-back train claims")
     rows = _calibration_set(cal_claims, corpus, seed, cfg.calibration_hard_per_type, cfg.calibration_claims)
-    x = _features_for(model, rows)
+    # attribution rows: calibration claims with annotated evidence, all sentences of the cited abstract
+    evidence_claims = [c for c in cal_claims if c.evidence][: cfg.calibration_claims]
+    ev_scored = model.score([c.claim for c in evidence_claims], [c.sentences for c in evidence_claims])
+    weight = fit_rank_weight(ev_scored, [set(c.evidence) for c in evidence_claims])
+    scored = _scored_rows(model, rows)
+    x = np.stack(
+        [
+            passage_features(p, cos, cheap_features(claim, " ".join(sents)), weight)
+            for (claim, sents, _), (p, cos) in zip(rows, scored, strict=True)
+        ]
+    )
     y = [r[2] for r in rows]
     # fit on a random half, report on the other half (both inside the held-back TRAIN claims), refit on all
     order = np.random.default_rng(seed).permutation(len(rows))
@@ -393,6 +461,9 @@ def train_support(
 
     calib_metrics = macro_report([y[i] for i in b], pred, LABELS)
     aggregator = Aggregator.fit(x, y, seed)
+    aggregator.rank_weight = weight
+    top1 = np.mean([int(np.argmax(rank_scores(p, c, weight))) in set(e.evidence)
+                    for (p, c), e in zip(ev_scored, evidence_claims, strict=True)])  # fmt: skip
     meta = {
         "kind": ARTIFACT_KIND,
         "support_version": ARTIFACT_VERSION,
@@ -406,7 +477,11 @@ def train_support(
         "label_counts_train": {lab: sum(1 for p in train if p.label == lab) for lab in LABELS},
         "calibration_rows": len(rows),
         "max_sentences": cfg.max_sentences,
-        "metrics": {"calibration_slice_half": calib_metrics},
+        "metrics": {
+            "calibration_slice_half": calib_metrics,
+            "calibration_evidence_top1": round(float(top1), 4),
+            "rank_weight": weight,
+        },
         "seconds_total": round(time.perf_counter() - started, 1),
     }
     head.save(folder, meta=meta)

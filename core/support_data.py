@@ -460,9 +460,10 @@ def calibration_side(group: str, seed: int, fraction: float = 0.15) -> bool:
     return bucket("calib:" + group, seed) < fraction
 
 
-def balanced(pairs: Sequence[Pair], total: int, seed: int) -> list[Pair]:
-    """About total/4 pairs per label; within a label, sources share evenly (round robin), so the small
-    sources are not drowned by Citation-Integrity; seeded."""
+def balanced(pairs: Sequence[Pair], total: int, seed: int, primary_share: float = 0.5) -> list[Pair]:
+    """About total/4 pairs per label. Within a label, Citation-Integrity (real citing claims, the target
+    domain) takes up to `primary_share`; the other sources share the rest evenly (round robin), so the
+    small ones are not drowned; seeded."""
     rng = random.Random(seed)
     out: list[Pair] = []
     per_label = total // len(LABELS)
@@ -473,8 +474,9 @@ def balanced(pairs: Sequence[Pair], total: int, seed: int) -> list[Pair]:
                 by_source.setdefault(p.source, []).append(p)
         for items in by_source.values():
             rng.shuffle(items)
-        queues = [by_source[s] for s in sorted(by_source)]
-        picked: list[Pair] = []
+        primary = by_source.pop("citint", [])
+        picked: list[Pair] = primary[: int(per_label * primary_share)] if by_source else primary[:per_label]
+        queues = [by_source[s] for s in sorted(by_source)] + [primary[len(picked) :]]
         while len(picked) < per_label and any(queues):
             for q in queues:
                 if q and len(picked) < per_label:

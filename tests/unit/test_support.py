@@ -93,7 +93,9 @@ def test_cheap_features_and_aggregator_probabilities() -> None:
     assert cheap_features("Mortality fell by 22%.", "It fell by 22% overall.")[0] == 1.0
     assert cheap_features("Mortality fell by 22%.", "It fell by 35% overall.")[0] == 0.0
     rng = np.random.default_rng(0)
-    x = np.stack([passage_features(rng.dirichlet(np.ones(4), size=5), [1.0, 0.5]) for _ in range(40)])
+    x = np.stack(
+        [passage_features(rng.dirichlet(np.ones(4), size=5), rng.random(5), [1.0, 0.5]) for _ in range(40)]
+    )
     y = [LABELS[i % 4] for i in range(40)]
     agg = Aggregator.fit(x, y, seed=0)
     p = agg.predict_proba(x)
