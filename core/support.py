@@ -406,7 +406,7 @@ def train_support(
     cfg = settings.support
     folder = folder or support_dir(settings)
     say = log or (lambda msg: print(msg, file=sys.stderr) if progress else None)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     seed = cfg.seed
     say("support model: building training pairs (Citation-Integrity train, K-QA, PubMedQA, hard cases)")
     claims, corpus = citint_claims("train")
@@ -483,6 +483,7 @@ def train_support(
             "rank_weight": weight,
         },
         "seconds_total": round(time.perf_counter() - started, 1),
+        "cpu_seconds_total": round(time.process_time() - cpu_started, 1),  # / threads ~ wall on idle cores
     }
     head.save(folder, meta=meta)
     (folder / AGGREGATOR_FILE).write_text(aggregator.model_dump_json(indent=2))

@@ -141,7 +141,9 @@ def test_server_check_over_a_socket(setup) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="error"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="error")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
@@ -154,7 +156,9 @@ def test_server_check_over_a_socket(setup) -> None:
         doc = r.json()
         assert doc["pmid"] == "1001"
         check_verdict(doc, MINI_CORPUS[0]["abstract"])
-        r = httpx.post(f"{base}/v1/check", json={"claim": CLAIM, "text": "Aspirin reduced stroke."}, timeout=60)
+        r = httpx.post(
+            f"{base}/v1/check", json={"claim": CLAIM, "text": "Aspirin reduced stroke."}, timeout=60
+        )
         assert r.status_code == 200 and r.json()["pmid"] is None
         r = httpx.post(f"{base}/v1/check", json={"claim": CLAIM, "pmids": ["999"]}, timeout=60)
         assert r.status_code == 422 and "unknown PMID 999" in r.json()["detail"]
