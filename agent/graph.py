@@ -528,8 +528,8 @@ class Agent:
         self, text: str, pmids: list[str], by_pmid: dict[str, list[Evidence]]
     ) -> tuple[list[tuple[str, float]], int]:
         if self._judge is None and self.config.verifier == "support" and pmids:
-            quoted = [" ".join(e.span.text for e in by_pmid[pmid]) for pmid in pmids]
-            verdicts = self.support_model.check_many([(text, q) for q in quoted])
+            passages = [" ".join(e.span.text for e in by_pmid[pmid]) for pmid in pmids]
+            verdicts = self.support_model.check_many([(text, q) for q in passages])
             scored = [(pmid, v.probs["supports"]) for pmid, v in zip(pmids, verdicts, strict=True)]
             return [(p, s) for p, s in scored if s >= self.config.min_support], 0
         prompt = load_prompt("support")

@@ -279,16 +279,17 @@ class SupportModel:
                 raise InputError(f"pair {i + 1}: empty claim")
         return self._check_spans([(c, e, self._units(c, e)) for c, e in pairs], batch_size=batch_size)
 
-    def check_sentences(self, claim: str, sentences: Sequence[str]) -> tuple[SupportVerdict, np.ndarray]:
+    def check_sentences(
+        self, claim: str, sentences: Sequence[str]
+    ) -> tuple[SupportVerdict, np.ndarray, np.ndarray]:
         """A passage given as its sentences (joined by spaces; no re-splitting, no sentence cap): the
-        verdict and the (n_sentences x 4) sentence probabilities, in the given order."""
+        verdict, the (n_sentences x 4) sentence probabilities and the cosines, in the given order."""
         spans, pos = [], 0
         for s in sentences:
             spans.append((pos, pos + len(s)))
             pos += len(s) + 1
         ((probs, cos),) = self.score([claim], [list(sentences)])
-        verdict = self._verdict(claim, " ".join(sentences), spans, probs, cos)
-        return verdict, rank_scores(probs, cos, self.aggregator.rank_weight)
+        return self._verdict(claim, " ".join(sentences), spans, probs, cos), probs, cos
 
     def _check_spans(
         self, jobs: Sequence[tuple[str, str, list[tuple[int, int]]]], batch_size: int = 64

@@ -41,16 +41,25 @@ def citint_figures(model: SupportModel, limit: int | None = None) -> dict[str, A
     rng = random.Random(13)
     near = NearMiss({str(k): v for k, v in corpus.items()})
     ids = sorted(corpus)
+    from biocite.support_data import overlap
+
     gold, pred, top1, top2 = [], [], [], []
+    ref: dict[str, list[bool]] = {"cross_encoder_only": [], "cosine_only": [], "word_overlap": []}
     random_sup, near_sup = [], []
     for c in claims:
-        verdict, probs = model.check_sentences(c.claim, c.sentences)
+        verdict, probs, cos = model.check_sentences(c.claim, c.sentences)
         gold.append(_three(c.label))
         pred.append(_three(verdict.label))
         if c.evidence and c.label in ("supports", "contradicts"):
-            order = np.argsort(-(probs[:, 0] + probs[:, 1]), kind="stable").tolist()
+            w = model.aggregator.rank_weight
+            order = np.argsort(-(probs[:, 0] + probs[:, 1] + w * cos), kind="stable").tolist()
             top1.append(order[0] in c.evidence)
             top2.append(bool(set(order[:2]) & set(c.evidence)))
+            ref["cross_encoder_only"].append(int(np.argmax(probs[:, 0] + probs[:, 1])) in c.evidence)
+            ref["cosine_only"].append(int(np.argmax(cos)) in c.evidence)
+            ref["word_overlap"].append(
+                int(np.argmax([overlap(c.claim, s) for s in c.sentences])) in c.evidence
+            )
         other = rng.choice(ids)
         while other == c.doc_id:
             other = rng.choice(ids)
@@ -70,6 +79,7 @@ def citint_figures(model: SupportModel, limit: int | None = None) -> dict[str, A
         "evidence_top1": round(float(np.mean(top1)), 4) if top1 else None,
         "evidence_top2": round(float(np.mean(top2)), 4) if top2 else None,
         "evidence_n": len(top1),
+        "evidence_top1_references": {k: round(float(np.mean(v)), 4) for k, v in ref.items() if v},
         "random_other_abstract_supports_rate": round(float(np.mean(random_sup)), 4),
         "same_topic_other_abstract_supports_rate": round(float(np.mean(near_sup)), 4) if near_sup else None,
         "other_abstract_n": len(random_sup),
@@ -149,7 +159,7 @@ def throughput(model: SupportModel, n: int = 256) -> dict[str, Any]:
 
 def all_figures(model: SupportModel, quick: bool = False) -> dict[str, Any]:
     started = time.perf_counter()
-    out = {
+    out: dict[str, Any] = {
         "model": {k: model.meta.get(k) for k in ("backbone_name", "train_data_sha256", "train_pairs")},
         "citint_dev": citint_figures(model, limit=60 if quick else None),
         "hard_cases_held_out": hard_case_figures(model, per_template=15 if quick else 60),
