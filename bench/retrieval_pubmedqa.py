@@ -6,6 +6,8 @@ dense, the fused union and the reranked list, one table. With --tune, the fusion
 the dense weight of weighted fusion) are chosen on the TRAIN split and then reported on validation.
 
     python bench/retrieval_pubmedqa.py [--preset default] [--set index.dir=...] [--tune] [--limit N]
+        [--trec-run OUT]   # also write the hybrid stage as a TREC run: `biocite eval-retrieval OUT pubmedqa`
+                           # then reports the same recall (both go through ir_measures)
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -26,11 +29,11 @@ from biocite.index.rerank import (  # noqa: E402
     RankMetrics,
     _plain_retriever,
     make_reranker,
-    rank_of,
     rerank_order,
     train_questions,
     validation_questions,
 )
+from biocite.index.trec import write_run  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 RRF_GRID = [5, 10, 20, 30, 60, 100]
@@ -77,9 +80,7 @@ def blend(ranked: Ranked, rerank: dict[str, float], alpha: float) -> list[str]:
 
 
 def metrics(questions: Sequence[Question], orders: Sequence[Sequence[str]]) -> RankMetrics:
-    return RankMetrics.from_ranks(
-        [rank_of(q.pmid, order) for q, order in zip(questions, orders, strict=True)]
-    )
+    return RankMetrics.of(questions, orders)
 
 
 def tune_fusion(questions, lists) -> tuple[str, float, RankMetrics]:
@@ -126,6 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tune", action="store_true", help="choose the fusion on the TRAIN split")
     parser.add_argument("--limit", type=int, default=0, help="first N validation questions only")
     parser.add_argument("--no-rerank", action="store_true")
+    parser.add_argument("--trec-run", type=Path, default=None, help="write the hybrid stage as a TREC run")
     parser.add_argument(
         "--blend", action="store_true", help="also blend reranker and fused scores, weight tuned on TRAIN"
     )
@@ -158,6 +160,12 @@ def main(argv: list[str] | None = None) -> None:
     }
     fused = [fuse(b, d, fusion, param) for b, d in lists]
     rows[f"hybrid ({fusion} {param:g})"] = metrics(validation, fused)
+    if args.trec_run:
+        scored = {
+            q.pmid: fuse_scored(b, d, fusion, param) for q, (b, d) in zip(validation, lists, strict=True)
+        }
+        write_run(args.trec_run, scored, tag=f"hybrid-{fusion}")
+        print(f"wrote the hybrid stage as a TREC run: {args.trec_run}")
     seconds_rerank = 0.0
     if cfg.reranker != "none" and not args.no_rerank:
         reranker = make_reranker(settings, retriever.index)

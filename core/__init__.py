@@ -1,3 +1,20 @@
-"""biocite: answers biomedical questions from PubMed abstracts, every sentence citing checkable evidence."""
+"""biocite: answers biomedical questions from PubMed abstracts, every sentence citing checkable evidence.
 
-__version__ = "0.1.0"
+`biocite.ask`, `biocite.search` and `biocite.evaluate` are the Python API (see biocite.api); they load
+on first use, so `import biocite` stays light for the command line.
+"""
+
+from importlib.metadata import version
+from typing import Any
+
+__version__ = version("biocite")
+__all__ = ["ask", "evaluate", "search", "__version__"]
+_API = {"ask", "evaluate", "search"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from biocite import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'biocite' has no attribute {name!r}")

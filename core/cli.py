@@ -158,15 +158,25 @@ def index_info(preset: PresetOpt = None, overrides: SetOpt = None, json_out: Jso
 
 @app.command("search")
 def search(
-    query: Annotated[str, typer.Argument(help="Search query.")],
+    query: Annotated[str, typer.Argument(help="Search query (or --topics).")] = "",
     k: Annotated[int, typer.Option("-k", min=1, max=1000, help="Number of results.")] = 10,
     preset: PresetOpt = None,
     overrides: SetOpt = None,
     json_out: JsonOpt = False,
+    topics: Annotated[
+        str | None,
+        typer.Option("--topics", help="Search every topic: biogen2024, biogen2025, pubmedqa or a file."),
+    ] = None,
+    trec_run: Annotated[
+        Path | None, typer.Option("--trec-run", help="With --topics: write the hits as a TREC run file.")
+    ] = None,
 ) -> None:
     """Hybrid search: PMID, title, score and the best-matching sentence of each hit."""
     from biocite.index.hybrid import open_retriever
 
+    if topics or trec_run:
+        _search_topics(_settings(preset, overrides), topics, trec_run, k)
+        return
     if not query.strip():
         raise BiociteError("the query is empty")
     settings = _settings(preset, overrides)
@@ -180,6 +190,52 @@ def search(
         )
         if hit.best_sentence:
             console.print(f"    [dim]» {hit.best_sentence.text}[/dim]")
+
+
+def _search_topics(settings: Settings, topics: str | None, out: Path | None, k: int) -> None:
+    """`search --topics T --trec-run OUT`: one ranked list per topic, written in TREC's run format."""
+    from biocite.agent.runfiles import load_topics
+    from biocite.index.hybrid import open_retriever
+    from biocite.index.trec import write_run
+
+    if not topics or not out:
+        raise BiociteError("--topics and --trec-run go together: biocite search --topics T --trec-run OUT")
+    topic_set = load_topics(topics)
+    retriever = open_retriever(settings)
+    rankings = {}
+    for topic in topic_set.topics:
+        rankings[topic.topic_id] = [(h.pmid, h.score) for h in retriever.search(topic.question, k=k)]
+    write_run(out, rankings)
+    console.print(f"wrote {out}: {len(rankings)} topics, top {k} each")
+
+
+@app.command("eval-retrieval")
+def eval_retrieval(
+    run: Annotated[Path, typer.Argument(help="TREC run file (qid Q0 docno rank score tag).")],
+    qrels: Annotated[str, typer.Argument(help="TREC qrels file, or `pubmedqa` (each question's source).")],
+    json_out: JsonOpt = False,
+) -> None:
+    """nDCG@10, R@1/10/100, MAP and MRR of a TREC run, computed by ir_measures."""
+    from biocite.index.trec import evaluate, read_qrels, read_run, source_qrels
+
+    ranked = read_run(run)
+    if qrels == "pubmedqa":
+        from biocite.agent.runfiles import load_topics
+
+        # The built-in qrels judge the run's own PubMedQA questions (a run may cover a split of them).
+        asked = {d.query_id for d in ranked}
+        ids = [t.topic_id for t in load_topics("pubmedqa").topics if t.topic_id in asked]
+        if not ids:
+            raise BiociteError(f"{run}: no query id is a PubMedQA question PMID")
+        judged = source_qrels((qid, qid) for qid in ids)
+    else:
+        judged = read_qrels(Path(qrels))
+    scores = evaluate(ranked, judged)
+    if json_out:
+        console.print_json(json.dumps(scores))
+        return
+    for name, value in scores.items():
+        console.print(f"{name:10s} {value:.4f}", highlight=False)
 
 
 # --- ask / chat (agent) ------------------------------------------------------------------------------

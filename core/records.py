@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from biocite.html import render
+
 # About a quarter of the shipped JSONL abstracts (PubMedQA's sources) come without a title.
 UNTITLED = "(no title in the corpus)"
 
@@ -148,3 +150,8 @@ class Answer(BaseModel):
             for citation in sentence.citations:
                 seen.setdefault(citation.pmid, None)
         return list(seen)
+
+    def _repr_html_(self) -> str:
+        """How a notebook shows an Answer: cited sentences, quoted evidence, PubMed links."""
+        refs = {pmid: i for i, pmid in enumerate(self.cited_pmids, start=1)}
+        return render("answer.html.j2", answer=self, refs=refs)

@@ -7,6 +7,7 @@ Precedence (highest first): dotted CLI overrides (`--set index.k1=1.2`), environ
 from __future__ import annotations
 
 import os
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,9 +22,10 @@ from pydantic_settings import (
 
 from biocite.errors import BiociteError
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-CONFIGS_DIR = REPO_ROOT / "configs"
-DATA_DIR = Path(os.environ.get("BIOCITE_DATA_DIR", REPO_ROOT / "data"))
+# configs/ and data/ install as the packages biocite.configs and biocite.data (an editable checkout maps
+# them to the repository's folders), so a built wheel finds them without the repository.
+CONFIGS_DIR = Path(str(files("biocite.configs")))
+DATA_DIR = Path(os.environ.get("BIOCITE_DATA_DIR", str(files("biocite.data"))))
 DEFAULT_CORPUS = [DATA_DIR / "corpus" / "abstracts.jsonl", DATA_DIR / "pubmed_xml"]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,9 @@ from biocite.errors import InputError, ModelError
 from biocite.evaluator.evaluate import ALL_METRICS, Evaluator, QuestionResult, compare, summarise
 from biocite.evaluator.judges import HeadJudge, JudgeCache, LLMJudge, SupportJudge
 from biocite.evaluator.nuggets import MatchModel, clause_nuggets, parse_llm_nuggets
-from biocite.evaluator.runs import Run, load_run
+from biocite.evaluator.runs import Run, RunEntry, load_run
 from biocite.evaluator.sources import AbstractSource
+from biocite.records import Answer
 from biocite.settings import Settings
 
 METRICS_FILE = "metrics.json"
@@ -253,6 +255,24 @@ def evaluate_run_file(
     (out_dir / METRICS_FILE).write_text(json.dumps(doc, indent=2, ensure_ascii=False))
     write_report(out_dir / REPORT_FILE, doc)
     return doc
+
+
+def evaluate_answers(
+    settings: Settings,
+    answers: Sequence[Answer],
+    *,
+    gold: Sequence[Sequence[str]] | None = None,
+    metrics: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Evaluate answers held in memory (the Python API): the metrics document, nothing written."""
+    started = time.perf_counter()
+    entries = [RunEntry(topic_id=str(i), question=a.question, answer=a) for i, a in enumerate(answers, 1)]
+    run = Run(run_name="in-memory", path="", format="biocite", entries=entries)
+    by_topic = {str(i): list(nuggets) for i, nuggets in enumerate(gold or [], 1)}
+    chosen = [m for m in (metrics or ALL_METRICS) if m != "nuggets" or by_topic]
+    evaluator, info = build_evaluator(settings, chosen, gold=by_topic or None)
+    results = evaluator.evaluate_run(run)
+    return metrics_document(settings, run, results, info, evaluator, time.perf_counter() - started)
 
 
 def metrics_document(

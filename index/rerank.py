@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+from ir_measures import RR, R
 from pydantic import BaseModel, Field
 
 from biocite.errors import BiociteError, InputError, ModelError
+from biocite.index.trec import evaluate, ranked, run_docs, source_qrels
 from biocite.records import Document
 from biocite.settings import DATA_DIR, Settings
 
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from biocite.index.hybrid import Retriever
 
 PUBMEDQA_PATH = DATA_DIR / "pubmedqa" / "dev_questions.json"
+MEASURES = (R @ 1, R @ 10, RR)
 SPLIT_SEED = 13
 TRAIN_SHARE = 0.6
 LABELS = ["not_relevant", "relevant"]
@@ -194,30 +197,26 @@ def _split_for(settings: Settings | None, path: Path) -> tuple[list[Question], l
 
 
 class RankMetrics(BaseModel):
+    """Where each question's source abstract ranks, measured by ir_measures (biocite.index.trec)."""
+
     questions: int
     recall_at_1: float
     recall_at_10: float
     mrr: float  # over the list given (a source outside it contributes 0)
 
     @classmethod
-    def from_ranks(cls, ranks: Sequence[int | None]) -> RankMetrics:
-        """`ranks`: 1-based rank of the source per question, None if not retrieved."""
-        n = len(ranks)
-        if n == 0:
+    def of(cls, questions: Sequence[Question], orders: Sequence[Sequence[str]]) -> RankMetrics:
+        """`orders[i]`: the PMIDs retrieved for `questions[i]`, best first."""
+        if not questions:
             raise ValueError("no questions to score")
+        rankings = {q.pmid: ranked(order) for q, order in zip(questions, orders, strict=True)}
+        scores = evaluate(run_docs(rankings), source_qrels((q.pmid, q.pmid) for q in questions), MEASURES)
         return cls(
-            questions=n,
-            recall_at_1=sum(1 for r in ranks if r == 1) / n,
-            recall_at_10=sum(1 for r in ranks if r is not None and r <= 10) / n,
-            mrr=sum(1.0 / r for r in ranks if r is not None) / n,
+            questions=len(questions),
+            recall_at_1=scores["R@1"],
+            recall_at_10=scores["R@10"],
+            mrr=scores["RR"],
         )
-
-
-def rank_of(pmid: str, ranking: Sequence[str]) -> int | None:
-    try:
-        return ranking.index(pmid) + 1
-    except ValueError:
-        return None
 
 
 # --- training ------------------------------------------------------------------------------------------
@@ -296,16 +295,15 @@ def evaluate_reranking(
     retriever: Retriever, reranker: Reranker, questions: Sequence[Question], rerank_k: int
 ) -> tuple[RankMetrics, RankMetrics]:
     """(fused, reranked) metrics of the source abstract over the questions."""
-    fused_ranks: list[int | None] = []
-    reranked_ranks: list[int | None] = []
+    fused_orders: list[list[str]] = []
+    reranked_orders: list[list[str]] = []
     for q in questions:
         _, _, fused = retriever.candidates(q.question)
         order = [p for p, _ in fused]
-        fused_ranks.append(rank_of(q.pmid, order))
+        fused_orders.append(order)
         docs = retriever.index.docs.get_many(order[:rerank_k])
-        reranked, _ = rerank_order(reranker, q.question, order, docs, rerank_k)
-        reranked_ranks.append(rank_of(q.pmid, reranked))
-    return RankMetrics.from_ranks(fused_ranks), RankMetrics.from_ranks(reranked_ranks)
+        reranked_orders.append(rerank_order(reranker, q.question, order, docs, rerank_k)[0])
+    return RankMetrics.of(questions, fused_orders), RankMetrics.of(questions, reranked_orders)
 
 
 def train_reranker(

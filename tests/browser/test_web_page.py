@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from biocite.settings import REPO_ROOT
+from tests.conftest import REPO
+
 
 BROWSERS = ("chromium", "chromium-browser", "chromium-headless-shell", "google-chrome")
 CHROMIUM = next((path for path in map(shutil.which, BROWSERS) if path), None)
@@ -343,7 +344,7 @@ def test_hovering_a_sentence_shows_its_evidence_highlighted_in_the_abstract(page
     page.mouse.move(5, 890)
     page.wait_for_timeout(300)  # let the highlight transitions finish before the screenshot
 
-    artifacts = Path(os.environ.get("BIOCITE_TEST_ARTIFACTS", REPO_ROOT / "build" / "test-artifacts"))
+    artifacts = Path(os.environ.get("BIOCITE_TEST_ARTIFACTS", REPO / "build" / "test-artifacts"))
     artifacts.mkdir(parents=True, exist_ok=True)
     shot = artifacts / "web_page.png"
     shot.unlink(missing_ok=True)

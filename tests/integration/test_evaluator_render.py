@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
+
 from biocite.evaluator.evaluate import CitationResult, QuestionResult, SentenceResult, summarise
 from biocite.evaluator.report import write_report
-from biocite.settings import REPO_ROOT
 
 BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
 
@@ -76,7 +77,7 @@ def test_report_renders_in_headless_chromium(tmp_path) -> None:
     browser = _browser()
     html = tmp_path / "report.html"
     write_report(html, _doc())
-    artifacts = Path(os.environ.get("BIOCITE_TEST_ARTIFACTS", REPO_ROOT / "build" / "test-artifacts"))
+    artifacts = Path(os.environ.get("BIOCITE_TEST_ARTIFACTS", REPO / "build" / "test-artifacts"))
     artifacts.mkdir(parents=True, exist_ok=True)
     shot = artifacts / "evaluator_report.png"
     shot.unlink(missing_ok=True)

@@ -41,7 +41,18 @@ def test_render_escapes_and_is_self_contained() -> None:
 
 
 def test_highlight_marks_shared_words() -> None:
-    assert highlight("Fever <b> fell", "fever dropped") == "<mark>Fever</mark> &lt;b&gt; fell"
+    assert highlight("Fever <b> fell", "fever dropped") == [
+        ("", False),
+        ("Fever", True),
+        (" <b> fell", False),
+    ]
+
+
+def test_evidence_markup_is_escaped_inside_marks() -> None:
+    doc = _doc()
+    doc["questions"][0]["sentences"][0]["citations"][0]["evidence"] = "Aspirin <img src=x> reduced fever."
+    html = render(doc)
+    assert "&lt;img src=x&gt;" in html and "<img" not in html and "<mark>Aspirin</mark>" in html
 
 
 def test_unjudged_citations_are_listed_not_hidden() -> None:

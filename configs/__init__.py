@@ -1,0 +1,1 @@
+"""Settings presets (YAML): installed as the package `biocite.configs`."""
