@@ -391,7 +391,7 @@ def check_cmd(
 ) -> None:
     """Does the evidence support the claim? Supports / Contradicts / Neutral / Not relevant, with the
     supporting sentences and phrases (exact offsets)."""
-    from biocite.check import (
+    from biocite.claim_check import (
         CheckRequest,
         audit_html,
         audit_run,
@@ -425,7 +425,7 @@ def check_cmd(
         console.print(f"wrote {out / 'check.json'} and {out / 'check.html'}")
         return
     if pairs is not None:
-        from biocite.check import parse_pairs
+        from biocite.claim_check import parse_pairs
 
         rows = parse_pairs(pairs)  # every line validated before the model loads
         fetch = index_fetch(settings) if any(r.pmids for _, r in rows) else None
@@ -439,10 +439,10 @@ def check_cmd(
         raise BiociteError(f"claim: the claim is {len(claim)} characters; the limit is 2000")
     fetch = index_fetch(settings) if pmid else None
     if fetch is not None:
-        from biocite.check import fetch_abstracts
+        from biocite.claim_check import fetch_abstracts
 
         fetch_abstracts(fetch, list(dict.fromkeys(pmid or [])), "--pmid")
-    from biocite.check import validate_claim
+    from biocite.claim_check import validate_claim
 
     validate_claim(claim)
     model = SupportModel.load(settings)

@@ -40,7 +40,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from starlette.types import Receive, Scope, Send
 
-from biocite.check import CheckRequest, CheckResult
+from biocite.claim_check import CheckRequest, CheckResult
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
 from biocite.evaluator.evaluate import QuestionResult
 from biocite.records import Answer, SearchHit
@@ -478,7 +478,7 @@ class Service:
         return views
 
     def check(self, body: CheckRequest) -> CheckResult:
-        from biocite.check import check_requests
+        from biocite.claim_check import check_requests
         from biocite.support import SupportModel
 
         with self._lock:
