@@ -339,7 +339,7 @@ def _calibration_set(
     """(claim, passage sentences, label) at passage level for the aggregator: each calibration claim vs its
     cited abstract (its own label), vs a random and a same-topic other abstract (not_relevant), and
     TRAIN-template hard cases vs the cited abstract."""
-    from biocite.support_data import HARD_LABEL, NearMiss, hard_cases
+    from biocite.support_data import HARD_LABEL, NearMiss, copy_pairs, hard_cases
 
     rng = random.Random(seed)
     near = NearMiss({str(k): v for k, v in corpus.items()})
@@ -351,6 +351,8 @@ def _calibration_set(
         other = rng.choice(ids) if rng.random() < 0.5 else int(near.other(c.claim, str(c.doc_id)) or ids[0])
         if other != c.doc_id:
             out.append((c.claim, corpus[other], "not_relevant"))
+    for p in copy_pairs(claims, seed)[:hard_per_type]:  # verbatim / lead-cut sentences of the cited abstract
+        out.append((p.claim, next(c.sentences for c in claims if c.id == p.group), "supports"))
     by_id = {c.id: c for c in claims}
     hard = hard_cases(claims, held_out=False, seed=seed)
     for kind in HARD_LABEL:
@@ -398,6 +400,7 @@ def train_support(
         calibration_side,
         citint_claims,
         citint_pairs,
+        copy_pairs,
         fingerprint,
         hard_cases,
         kqa_pairs,
@@ -418,6 +421,7 @@ def train_support(
         + kqa_pairs(seed)
         + pubmedqa_pairs(seed)
         + hard_cases(fit_claims, held_out=False, seed=seed)
+        + copy_pairs(fit_claims, seed)
     )
     pool = [p for p in pool if not calibration_side(p.group, seed)]
     train = balanced(pool, cfg.train_pairs, seed)

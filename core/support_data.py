@@ -452,6 +452,23 @@ def hard_cases(claims: Sequence[CitClaim], *, held_out: bool, seed: int) -> list
     return out
 
 
+def copy_pairs(claims: Sequence[CitClaim], seed: int) -> list[Pair]:
+    """A sentence of the cited abstract as the claim, against itself or with its lead-in clause cut ->
+    supports. Without these, the near-verbatim swap cases (-> not_relevant) teach that high overlap means
+    'not relevant', and verbatim quotes were judged not supported."""
+    rng = random.Random(seed)
+    out = []
+    for c in claims:
+        long = [s for s in c.sentences if len(s.split()) >= 8]
+        if not long:
+            continue
+        s = rng.choice(long)
+        head, sep, tail = s.partition(", ")
+        claim = tail[0].upper() + tail[1:] if sep and len(tail.split()) >= 6 and rng.random() < 0.5 else s
+        out.append(Pair(claim, s, "supports", "copy", c.id, "copy"))
+    return out
+
+
 # --- the training set ---------------------------------------------------------------------------------
 
 
