@@ -152,7 +152,11 @@ class SupportJudge:
         out: list[Verdict | None] = []
         for key in keys:
             hit = self.cache.get(key)
-            out.append(Verdict(label=hit["label"], probs=hit.get("probs"), raw=hit["raw"], cached=True) if hit else None)
+            out.append(
+                Verdict(label=hit["label"], probs=hit.get("probs"), raw=hit["raw"], cached=True)
+                if hit
+                else None
+            )
         todo = [i for i, v in enumerate(out) if v is None]
         verdicts = self.model.check_many([pairs[i] for i in todo]) if todo else []
         for i, v in zip(todo, verdicts, strict=True):
