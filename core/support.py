@@ -28,6 +28,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from biocite.errors import InputError, ModelError
+from biocite.records import Span  # exact offsets into the evidence text given to check(): text[start:end]
 from biocite.settings import Settings, load_settings
 
 SupportLabel = Literal["supports", "contradicts", "neutral", "not_relevant"]
@@ -35,14 +36,6 @@ LABELS: list[SupportLabel] = ["supports", "contradicts", "neutral", "not_relevan
 ARTIFACT_KIND = "biocite.support_model"
 ARTIFACT_VERSION = 1
 AGGREGATOR_FILE = "aggregator.json"
-
-
-class Span(BaseModel):
-    """Exact character offsets into the evidence text given to `check()`: evidence[start:end] == text."""
-
-    start: int
-    end: int
-    text: str
 
 
 class EvidenceSentence(BaseModel):
