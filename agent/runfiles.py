@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from biocite import jsonfile
 from biocite.errors import InputError
 from biocite.records import Answer
 from biocite.settings import DATA_DIR
@@ -70,12 +71,9 @@ def load_topics(spec: str) -> TopicSet:
     if spec == "pubmedqa":
         return _pubmedqa(BUILTIN_TOPICS["pubmedqa"])
     path = BUILTIN_TOPICS.get(spec, Path(spec))
-    if not path.is_file():
+    if spec != "-" and not path.is_file():
         raise InputError(f"{path}: topics file not found (or use biogen2024, biogen2025, pubmedqa)")
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    data = jsonfile.load(path)
     fmt: RunFormat = "biogen2025" if isinstance(data, list) else "biogen2024"
     rows = data.get("topics") if isinstance(data, dict) else data
     if not isinstance(rows, list) or not rows:
@@ -287,13 +285,14 @@ class _Lines:
 def validate_run(path: Path, topics: list[str] | None = None) -> tuple[str | None, list[Problem]]:
     """(format, problems) of a BioGen 2024/2025 run file; `topics`: ids the run must answer, if given."""
     path = Path(path)
-    if not path.is_file():
+    if str(path) != "-" and not path.is_file():
         return None, [Problem(line=1, where="file", message="not found")]
-    text = path.read_text(encoding="utf-8")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, [Problem(line=exc.lineno, where="file", message=f"not valid JSON ({exc.msg})")]
+        text = jsonfile.read_text(path)
+        data = jsonfile.parse(text, str(path))
+    except InputError as exc:  # "<path>:<line>: why" -> a Problem at that line
+        line, _, why = str(exc).removeprefix(f"{path}:").partition(": ")
+        return None, [Problem(line=int(line) if line.isdigit() else 1, where="file", message=why or str(exc))]
     lines = _Lines(text)
     problems: list[Problem] = []
 

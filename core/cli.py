@@ -1,7 +1,9 @@
 """The `biocite` command line. Each subcommand is a thin shell over a library function.
 
-User mistakes (BiociteError) print one line and exit 2; Ctrl-C exits 130 after work already finished
-was saved by the command itself.
+Exit codes (`run_cli` is the one place they are decided, so every subcommand inherits them): 0 success;
+1 the command failed for a reason outside the user's input (an I/O error, an internal error); 2 a usage
+error or a problem the user can fix (bad input, missing file, damaged index: one line on stderr naming
+what and where); 130 interrupted by Ctrl-C (work already finished was saved by the command itself).
 """
 
 from __future__ import annotations
@@ -17,27 +19,77 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Quiet model loading: no "Loading weights" bar or advisory warnings on every command.
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from biocite.errors import BiociteError
 from biocite.settings import Settings, load_settings
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
-config_app = typer.Typer(no_args_is_help=True, help="Show the effective settings.")
-models_app = typer.Typer(no_args_is_help=True, help="Install and verify the offline model files.")
-index_app = typer.Typer(no_args_is_help=True, help="Build and inspect the search index.")
-train_app = typer.Typer(no_args_is_help=True, help="Train biocite's own small model heads.")
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+def _typer(help_text: str | None, **extra: Any) -> typer.Typer:
+    """A command group; run_cli turns its errors into exit codes, so typer's own traceback printer is off."""
+    return typer.Typer(
+        no_args_is_help=True,
+        help=help_text,
+        context_settings=CONTEXT,
+        pretty_exceptions_enable=False,
+        **extra,
+    )
+
+
+app = _typer(__doc__, add_completion=False)
+config_app = _typer("Show the effective settings.")
+models_app = _typer("Install and verify the offline model files.")
+index_app = _typer("Build and inspect the search index.")
+train_app = _typer("Train biocite's own small model heads.")
 app.add_typer(config_app, name="config")
 app.add_typer(models_app, name="models")
 app.add_typer(index_app, name="index")
 app.add_typer(train_app, name="train")
-calibrate_app = typer.Typer(no_args_is_help=True, help="Calibrate the evaluator's judges and nugget matcher.")
+calibrate_app = _typer("Calibrate the evaluator's judges and nugget matcher.")
 app.add_typer(calibrate_app, name="calibrate")
 
-console = Console()
-err_console = Console(stderr=True)
+# Piped output is not hard-wrapped at 80 columns (soft_wrap when stdout is not a terminal).
+console = Console(soft_wrap=not sys.stdout.isatty())
+err_console = Console(stderr=True, soft_wrap=True)  # errors: always shown
+note_console = Console(stderr=True, soft_wrap=True)  # status lines and warnings: off with --quiet
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        console.print(f"biocite {version('biocite')}", highlight=False)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[
+        bool | None,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    ] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bars or status lines on stderr.")
+    ] = False,
+) -> None:
+    """Answer biomedical questions from PubMed abstracts; every sentence cites PMIDs."""
+    if quiet:
+        _set_quiet()
+
+
+def _set_quiet() -> None:
+    os.environ["TQDM_DISABLE"] = "1"
+    note_console.quiet = True
+
 
 PresetOpt = Annotated[str | None, typer.Option("--preset", "-p", help="Preset name or YAML path.")]
 SetOpt = Annotated[
@@ -48,6 +100,24 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON out
 
 def _settings(preset: str | None, overrides: list[str] | None) -> Settings:
     return load_settings(preset, overrides)
+
+
+def _plain(text: str) -> None:
+    """Text that may quote corpus content: printed as is, never parsed as Rich markup."""
+    console.print(text, markup=False, highlight=False)
+
+
+def _text_arg(value: str, what: str) -> str:
+    """A question or query argument; `-` reads it from standard input."""
+    if value == "-":
+        data = sys.stdin.buffer.read()
+        try:
+            value = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BiociteError(f"the {what} on standard input is not valid UTF-8") from None
+    if not value.strip():
+        raise BiociteError(f"the {what} is empty")
+    return value.strip()
 
 
 # --- config -------------------------------------------------------------------------------------------
@@ -107,12 +177,14 @@ def index_build(
     overrides: SetOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Build (or resume, or update) the index for the corpus."""
-    from biocite.index.build import build_index
+    """Build (or resume, or update, or repair) the index. Without --corpus an existing index is rebuilt
+    from the sources its manifest records; a new one from corpus.paths."""
+    from biocite.index.build import build_index, recorded_inputs
 
     settings = _settings(preset, overrides)
-    report = build_index(settings, corpus or settings.corpus.paths)
-    console.print_json(report.model_dump_json()) if json_out else console.print(report.summary())
+    paths = corpus or recorded_inputs(settings) or settings.corpus.paths
+    report = build_index(settings, paths, progress=not note_console.quiet)
+    console.print_json(report.model_dump_json()) if json_out else _plain(report.summary())
 
 
 @index_app.command("add")
@@ -126,7 +198,7 @@ def index_add(
     """Add documents (new files, PubMed update files) without rebuilding what is already indexed."""
     from biocite.index.build import add_sources
 
-    console.print(add_sources(_settings(preset, overrides), paths).summary())
+    _plain(add_sources(_settings(preset, overrides), paths, progress=not note_console.quiet).summary())
 
 
 @index_app.command("delete")
@@ -138,7 +210,7 @@ def index_delete(
     """Remove documents by PMID; the deletion is remembered by later builds."""
     from biocite.index.build import delete_documents
 
-    console.print(delete_documents(_settings(preset, overrides), pmids).summary())
+    _plain(delete_documents(_settings(preset, overrides), pmids).summary())
 
 
 @index_app.command("info")
@@ -158,7 +230,9 @@ def index_info(preset: PresetOpt = None, overrides: SetOpt = None, json_out: Jso
 
 @app.command("search")
 def search(
-    query: Annotated[str, typer.Argument(help="Search query (or --topics).")] = "",
+    query: Annotated[
+        str, typer.Argument(help="Search query (or --topics); - reads it from standard input.")
+    ] = "",
     k: Annotated[int, typer.Option("-k", min=1, max=1000, help="Number of results.")] = 10,
     preset: PresetOpt = None,
     overrides: SetOpt = None,
@@ -177,8 +251,7 @@ def search(
     if topics or trec_run:
         _search_topics(_settings(preset, overrides), topics, trec_run, k)
         return
-    if not query.strip():
-        raise BiociteError("the query is empty")
+    query = _text_arg(query, "query")
     settings = _settings(preset, overrides)
     hits = open_retriever(settings).search(query, k=k)
     if json_out:
@@ -186,10 +259,12 @@ def search(
         return
     for hit in hits:
         console.print(
-            f"[bold]{hit.rank:>2}. PMID {hit.pmid}[/bold]  score {hit.score:.3f}  {hit.display_title}"
+            f"[bold]{hit.rank:>2}. PMID {escape(hit.pmid)}[/bold]  score {hit.score:.3f}  "
+            f"{escape(hit.display_title)}",
+            highlight=False,
         )
         if hit.best_sentence:
-            console.print(f"    [dim]» {hit.best_sentence.text}[/dim]")
+            console.print(f"    [dim]» {escape(hit.best_sentence.text)}[/dim]", highlight=False)
 
 
 def _search_topics(settings: Settings, topics: str | None, out: Path | None, k: int) -> None:
@@ -247,7 +322,9 @@ ModeOpt = Annotated[
 
 @app.command("ask")
 def ask(
-    question: Annotated[str, typer.Argument(help="A biomedical question in English.")],
+    question: Annotated[
+        str, typer.Argument(help="A biomedical question in English; - reads it from standard input.")
+    ],
     mode: ModeOpt = None,
     preset: PresetOpt = None,
     overrides: SetOpt = None,
@@ -258,12 +335,13 @@ def ask(
     from biocite.agent.graph import Agent
     from biocite.agent.render import render_answer
 
+    question = _text_arg(question, "question")
     settings = _settings(preset, overrides)
     agent = Agent(settings)
     if json_out:
         console.print_json(agent.ask(question, mode=mode).model_dump_json())
         return
-    with err_console.status("thinking") as status:
+    with note_console.status("thinking") as status:
 
         def show_step(event: dict[str, Any]) -> None:
             if event["event"] == "start":
@@ -308,8 +386,11 @@ def serve(
     read_manifest(settings.index_dir)  # no index: one clear line now, not a traceback at startup
     host = host or settings.server.host
     port = settings.server.port if port is None else port
+    if host not in ("0.0.0.0", "::") and host not in settings.server.allowed_hosts:
+        server = settings.server.model_copy(update={"allowed_hosts": [*settings.server.allowed_hosts, host]})
+        settings = settings.model_copy(update={"server": server})
     if host not in ("127.0.0.1", "localhost", "::1") and not os.environ.get(settings.server.token_env):
-        err_console.print(
+        note_console.print(
             f"[yellow]warning:[/yellow] serving on {host} without a token (${settings.server.token_env})"
         )
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")  # fmt: skip
@@ -517,7 +598,9 @@ def evaluate_cmd(
         return
     if not runs or len(runs) != 1:
         raise BiociteError("give one run file (or --compare A --compare B)")
-    doc = evaluate_run_file(settings, runs[0], out, metrics=chosen, gold_path=gold, judge=judge)
+    doc = evaluate_run_file(
+        settings, runs[0], out, metrics=chosen, gold_path=gold, judge=judge, progress=not note_console.quiet
+    )
     if json_out:
         console.print_json(json.dumps(doc["overall"]))
         return
@@ -644,7 +727,7 @@ def batch_cmd(
         workers=workers,
         limit=limit,
         fresh=fresh,
-        progress=not json_out,
+        progress=not (json_out or note_console.quiet),
     )
     _, problems = validate_run(out)
     if json_out:
@@ -653,11 +736,12 @@ def batch_cmd(
         )
     else:
         for line in summary.lines():
-            console.print(line, highlight=False, soft_wrap=True)
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         for problem in problems:
-            console.print(problem.render(out), highlight=False, soft_wrap=True)
-    if any(p.severity == "error" for p in problems):
-        raise typer.Exit(2)
+            console.print(problem.render(out), markup=False, highlight=False, soft_wrap=True)
+    errors = sum(p.severity == "error" for p in problems)
+    if errors:
+        raise BiociteError(f"{out}: the run written has {errors} format error(s), listed above")
 
 
 @app.command("validate")
@@ -673,15 +757,11 @@ def validate_cmd(
     ids = [t.topic_id for t in load_topics(topics).topics] if topics else None
     fmt, problems = validate_run(run, ids)
     for problem in problems:
-        console.print(problem.render(run), highlight=False, soft_wrap=True)
+        console.print(problem.render(run), markup=False, highlight=False, soft_wrap=True)
     errors = sum(p.severity == "error" for p in problems)
-    console.print(
-        f"{run}: {fmt or 'unknown format'}: " + (f"{errors} error(s)" if errors else "valid"),
-        highlight=False,
-        soft_wrap=True,
-    )
     if errors:
-        raise typer.Exit(2)
+        raise BiociteError(f"{run}: {fmt or 'unknown format'}: {errors} error(s)")
+    console.print(f"{run}: {fmt}: valid", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("report")
@@ -703,35 +783,88 @@ def report_cmd(
     from biocite.evaluator.pipeline import parse_metrics
 
     settings = _settings(preset, overrides)
-    doc, folder = report_run(settings, run, out_dir=out, gold=gold, metrics=parse_metrics(metrics))
+    doc, folder = report_run(
+        settings, run, out_dir=out, gold=gold, metrics=parse_metrics(metrics), progress=not note_console.quiet
+    )
     if json_out:
         console.print_json(json.dumps({"overall": doc["overall"], "batch": doc.get("batch")}))
         return
     for line in headline(doc):
-        console.print(line, highlight=False, soft_wrap=True)
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print(f"wrote {folder / 'metrics.json'} and {folder / 'report.html'}")
 
 
-def main() -> None:
-    try:
-        app(standalone_mode=False)
-    except BiociteError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        err_console.print("interrupted; finished work was saved")
-        sys.exit(130)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except Exception as exc:  # click usage errors
-        import click
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
 
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(130)
-        raise
+
+def _usage_line(exc: typer.TyperException) -> str:
+    """A click usage error as one line, with the command to ask for help."""
+    ctx = getattr(exc, "ctx", None)
+    hint = f" (see `{ctx.command_path} -h`)" if ctx is not None else ""
+    return f"{_one_line(exc.format_message())}{hint}"
+
+
+def _check_argv(argv: list[str]) -> None:
+    """Arguments are decoded with surrogateescape; invalid UTF-8 would fail later, far from its cause."""
+    for position, arg in enumerate(argv, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "backslashreplace").decode("ascii", "replace")[:60]
+            raise BiociteError(f"argument {position} is not valid UTF-8: {shown}") from None
+
+
+def _fail(message: str, code: int) -> int:
+    err_console.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    return code
+
+
+def run_cli(argv: list[str] | None = None) -> int:
+    """Run the command line and return its exit code; the one place errors become exit codes.
+
+    0 success; 1 the command failed for a reason outside the user's input (I/O error, internal error);
+    2 a usage error or a problem the user can fix (bad input, missing file, damaged index); 130 Ctrl-C.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    stop = args.index("--") if "--" in args else len(args)
+    if any(a in ("-q", "--quiet") for a in args[:stop]):  # accepted after any subcommand too
+        args = [a for i, a in enumerate(args) if i >= stop or a not in ("-q", "--quiet")]
+        _set_quiet()
+    command = typer.main.get_command(app)
+    try:
+        _check_argv(args)
+        result = command.main(args=args, prog_name="biocite", standalone_mode=False)
+    except BiociteError as exc:
+        return _fail(_one_line(str(exc)), exc.exit_code)
+    except typer.TyperException as exc:  # click's own errors (typer >= 0.22 vendors click)
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            console.print(exc.format_message(), markup=False, highlight=False)
+            return 2
+        return _fail(_usage_line(exc), exc.exit_code)
+    except (KeyboardInterrupt, typer.Abort):
+        err_console.print("interrupted; finished work was saved", highlight=False)
+        return 130
+    except typer.Exit as exc:
+        return exc.exit_code
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        return _fail(f"{exc.strerror or exc.__class__.__name__}{where}", 1)
+    except Exception as exc:
+        if os.environ.get("BIOCITE_DEBUG"):
+            raise
+        return _fail(
+            f"internal error ({exc.__class__.__name__}: {_one_line(str(exc))[:300]}); "
+            "set BIOCITE_DEBUG=1 for the traceback",
+            1,
+        )
+    if isinstance(result, int) and result == 130:  # Ctrl-C inside click: it returns Exit(130)'s code
+        err_console.print("interrupted; finished work was saved", highlight=False)
+    return result if isinstance(result, int) else 0
+
+
+def main() -> None:
+    sys.exit(run_cli())
 
 
 if __name__ == "__main__":

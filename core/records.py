@@ -6,12 +6,47 @@ at an exact span: `doc.abstract[s.start:s.end] == s.text` always holds.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+import re
+from typing import Annotated, Any
 
+from pydantic import BaseModel, BeforeValidator, Field
+
+from biocite.errors import InputError
 from biocite.html import render
 
 # About a quarter of the shipped JSONL abstracts (PubMedQA's sources) come without a title.
 UNTITLED = "(no title in the corpus)"
+
+_PMID = re.compile(r"[1-9][0-9]{0,9}")
+
+
+def pmid_problem(value: Any) -> str | None:
+    """Why `value` is not a PMID (a positive integer, at most 10 digits, no sign or leading zero)."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return f"expected a PMID (positive integer), got {type(value).__name__}"
+    text = str(value).strip()
+    if not _PMID.fullmatch(text):
+        return f"not a PMID (a positive integer): {text[:40]!r}"
+    return None
+
+
+def check_pmid(value: Any) -> str:
+    """The PMID as its canonical string, or an InputError; used at every boundary (readers, CLI, API)."""
+    problem = pmid_problem(value)
+    if problem:
+        raise InputError(problem)
+    return str(value).strip()
+
+
+def _pmid_field(value: Any) -> Any:
+    problem = pmid_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return str(value).strip()
+
+
+# A PMID as stored everywhere: the digits of a positive integer ("-5", "abc/../etc", "[/bold]" refused).
+Pmid = Annotated[str, BeforeValidator(_pmid_field)]
 
 
 class Section(BaseModel):
@@ -25,7 +60,7 @@ class Section(BaseModel):
 class Document(BaseModel):
     """One PubMed abstract."""
 
-    pmid: str
+    pmid: Pmid
     title: str = ""
     abstract: str = ""
     sections: list[Section] = Field(default_factory=list)
@@ -47,7 +82,7 @@ class Document(BaseModel):
 class Sentence(BaseModel):
     """One sentence of an abstract, addressable as (pmid, index, start, end)."""
 
-    pmid: str
+    pmid: Pmid
     index: int
     start: int
     end: int
@@ -57,7 +92,7 @@ class Sentence(BaseModel):
 class SearchHit(BaseModel):
     """One retrieved abstract with the scores of each retrieval stage that saw it."""
 
-    pmid: str
+    pmid: Pmid
     title: str
     score: float
     rank: int
@@ -83,7 +118,7 @@ class Span(BaseModel):
 class Evidence(BaseModel):
     """One evidence sentence chosen before writing, with the phrases inside it that carry the answer."""
 
-    pmid: str
+    pmid: Pmid
     sentence_index: int
     span: Span
     phrases: list[Span] = Field(default_factory=list)
@@ -93,7 +128,7 @@ class Evidence(BaseModel):
 class Citation(BaseModel):
     """A cited PMID and the evidence sentences of that abstract the answer sentence rests on."""
 
-    pmid: str
+    pmid: Pmid
     evidence: list[Evidence] = Field(default_factory=list)
 
 
@@ -104,7 +139,7 @@ class AnswerSentence(BaseModel):
 
 
 class Reference(BaseModel):
-    pmid: str
+    pmid: Pmid
     title: str
     year: int | None = None
     journal: str | None = None

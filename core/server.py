@@ -43,7 +43,7 @@ from starlette.types import Receive, Scope, Send
 from biocite.claim_check import CheckRequest, CheckResult
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
 from biocite.evaluator.evaluate import QuestionResult
-from biocite.records import Answer, SearchHit
+from biocite.records import Answer, SearchHit, check_pmid
 from biocite.settings import Settings
 
 log = logging.getLogger("biocite.server")
@@ -589,6 +589,31 @@ def _one_line(exc: RequestValidationError) -> str:
     return "; ".join(parts)
 
 
+def host_name(header: str) -> str:
+    """The name in a Host header: `[::1]:8000` -> `::1`, `localhost:8000` -> `localhost`."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1 : header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+class AllowedHosts:
+    """Refuse a request whose Host header is not an allowed name (DNS rebinding when no token is set)."""
+
+    def __init__(self, app: Any, allowed: set[str]) -> None:
+        self.app, self.allowed = app, allowed
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            name = host_name(headers.get(b"host", b"").decode("latin-1"))
+            if name not in self.allowed:
+                detail = f"Host {name[:100]!r} is not served (server.allowed_hosts)"
+                await JSONResponse({"detail": detail}, status_code=400)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def create_app(settings: Settings, *, agent: Any | None = None) -> FastAPI:
     """The API and web page for these settings. `agent=None`: an Agent with chat memory, made on first use
     (at startup when `server.preload`)."""
@@ -616,6 +641,10 @@ def create_app(settings: Settings, *, agent: Any | None = None) -> FastAPI:
             CORSMiddleware, allow_origins=settings.server.cors_origins, allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type"],
         )  # fmt: skip
+
+    allowed = {h.lower().strip("[]") for h in settings.server.allowed_hosts}
+    if "*" not in allowed:
+        app.add_middleware(AllowedHosts, allowed=allowed)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -717,7 +746,8 @@ def create_app(settings: Settings, *, agent: Any | None = None) -> FastAPI:
             raise InputError("no PMIDs given (pmids=1,2,3)")
         if len(wanted) > settings.server.max_pmids:
             raise InputError(f"{len(wanted)} PMIDs; the limit is {settings.server.max_pmids} per request")
-        return await service.in_search_thread(service.documents, wanted)
+        checked = [check_pmid(p) for p in wanted]  # positive integers: "-5", "abc/../etc" are 422
+        return await service.in_search_thread(service.documents, checked)
 
     @v1.post("/evaluate", response_model=QuestionResult, responses=QUEUED, tags=["answers"])
     async def evaluate(body: EvaluateRequest, request: Request) -> Any:
@@ -726,6 +756,12 @@ def create_app(settings: Settings, *, agent: Any | None = None) -> FastAPI:
         if len(body.answer.sentences) > MAX_EVAL_SENTENCES:
             raise InputError(
                 f"the answer has {len(body.answer.sentences)} sentences; the limit is {MAX_EVAL_SENTENCES}"
+            )
+        pairs = sum(len(s.citations) for s in body.answer.sentences)
+        if pairs > settings.server.max_eval_citations:
+            raise InputError(
+                f"the answer cites {pairs} PMIDs over its sentences; the limit is "
+                f"{settings.server.max_eval_citations} per request (server.max_eval_citations)"
             )
         ticket = service.queue.reserve()
 

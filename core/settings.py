@@ -162,6 +162,12 @@ class ServerSettings(BaseModel):
     retry_after_s: float = Field(default=5.0, gt=0)  # Retry-After per queued request until one has been timed
     token_env: str = "BIOCITE_API_TOKEN"  # when this variable is set, /v1 routes need `Bearer <token>`
     cors_origins: list[str] = Field(default_factory=list)  # CORS is off unless origins are listed
+    # Host header names served (others get 400: no DNS rebinding); "*" serves any. `serve --host NAME`
+    # adds NAME. Add the names clients use when serving beyond loopback.
+    allowed_hosts: list[str] = Field(default_factory=lambda: ["localhost", "127.0.0.1", "::1"])
+    # /v1/evaluate work per request: (sentence, cited PMID) pairs judged; more get 422 (a 50 x 20 answer
+    # held the single worker for a minute)
+    max_eval_citations: int = Field(default=100, ge=1)
     preload: bool = True  # load the index at startup rather than on the first request
 
 
@@ -239,13 +245,53 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
     return nested
 
 
+def _known_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Every dotted setting key, e.g. `index.k1`, `llm.model`."""
+    keys: list[str] = []
+    for name, field in model.model_fields.items():
+        key = f"{prefix}{name}"
+        keys.append(key)
+        sub = field.annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel):
+            keys.extend(_known_keys(sub, f"{key}."))
+    return keys
+
+
+def check_keys(nested: dict[str, Any], known: list[str], prefix: str = "", where: str = "") -> None:
+    """Refuse an unknown setting key (instead of ignoring it), naming the closest valid key."""
+    import difflib
+
+    for name, value in nested.items():
+        key = f"{prefix}{name}"
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]}?" if close else "; `biocite config show` lists the settings"
+            raise BiociteError(f"{where}unknown setting {key!r}{hint}")
+        if isinstance(value, dict) and any(k.startswith(f"{key}.") for k in known):
+            check_keys(value, known, f"{key}.", where)
+
+
+def _check_preset(preset: str) -> None:
+    """A typo in a preset file is refused like one in `-s` (nested sections would ignore it silently)."""
+    path = preset_path(preset)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise BiociteError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if data is not None and not isinstance(data, dict):
+        raise BiociteError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
+    check_keys(data or {}, _known_keys(Settings), where=f"{path}: ")
+
+
 def load_settings(preset: str | None = None, overrides: list[str] | None = None) -> Settings:
     """The settings for one run. Validation errors become one-line BiociteErrors."""
     from pydantic import ValidationError
 
     kwargs = parse_overrides(overrides or [])
+    check_keys(kwargs, _known_keys(Settings))
     if preset:
         kwargs["preset"] = preset
+    _check_preset(preset or os.environ.get("BIOCITE_PRESET", "default"))
     try:
         return Settings(**kwargs)
     except ValidationError as exc:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from biocite import jsonfile
 from biocite.errors import InputError, ModelError
 from biocite.evaluator.evaluate import ALL_METRICS, Evaluator, QuestionResult, compare, summarise
 from biocite.evaluator.judges import HeadJudge, JudgeCache, LLMJudge, SupportJudge
@@ -46,25 +47,19 @@ def cache_path(settings: Settings) -> Path:
 
 def load_gold(path: Path) -> dict[str, list[str]]:
     """Gold nuggets: JSON `{topic_id: [nugget, ...]}` or JSONL lines `{"topic_id", "nuggets": [...]}`."""
-    if not path.is_file():
+    if str(path) != "-" and not path.is_file():
         raise InputError(f"{path}: gold nuggets file not found")
-    text = path.read_text()
-    try:
-        data: Any = json.loads(text)
-        if isinstance(data, dict) and "topic_id" in data:  # a one-line JSONL file
-            rows = [data]
-        elif isinstance(data, dict):
-            rows = [{"topic_id": k, "nuggets": v} for k, v in data.items()]
-        else:
-            rows = data
-    except json.JSONDecodeError:
-        rows = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"{path}:{n}: not JSON ({exc.msg})") from None
+    data, lines = jsonfile.load_json_or_jsonl(path)
+    if lines is not None:
+        rows: Any = [row for _, row in lines]
+    elif isinstance(data, dict) and "topic_id" in data:  # a one-line JSONL file
+        rows = [data]
+    elif isinstance(data, dict):
+        rows = [{"topic_id": k, "nuggets": v} for k, v in data.items()]
+    elif isinstance(data, list):
+        rows = data
+    else:
+        raise InputError(f"{path}: expected {{topic_id: [nuggets]}} or JSONL rows, got {type(data).__name__}")
     gold: dict[str, list[str]] = {}
     for i, row in enumerate(rows):
         topic = row.get("topic_id") if isinstance(row, dict) else None

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from biocite import jsonfile
 from biocite.errors import InputError
 from biocite.evaluator.nuggets import split_sentences
 from biocite.records import Answer, AnswerSentence, Citation
@@ -46,7 +47,11 @@ class Run(BaseModel):
 
 
 def biogen_topics() -> dict[str, str]:
+    """Questions of the topic sets `biocite batch` knows (BioGen 2024/2025, PubMedQA), by topic id."""
     out: dict[str, str] = {}
+    pubmedqa = DATA_DIR / "pubmedqa" / "dev_questions.json"
+    if pubmedqa.is_file():
+        out.update({pmid: row["question"] for pmid, row in json.loads(pubmedqa.read_text()).items()})
     for name in ("BioGen2024topics.json", "BioGen2025topics.json"):
         path = DATA_DIR / "biogen" / name
         if not path.is_file():
@@ -55,6 +60,25 @@ def biogen_topics() -> dict[str, str]:
         for t in data["topics"] if isinstance(data, dict) else data:
             out[str(t["id"])] = t["question"]
     return out
+
+
+def is_journal(rows: list[tuple[int, Any]]) -> bool:
+    return isinstance(rows[0][1], dict) and rows[0][1].get("kind") == "header"
+
+
+def _journal(path: Path, rows: list[tuple[int, Any]]) -> Run:
+    """A `biocite batch` journal: the last record of each topic; failed topics are not scored."""
+    latest: dict[str, RunEntry] = {}
+    for n, row in rows[1:]:
+        if not isinstance(row, dict) or row.get("kind") != "topic":
+            raise InputError(f"{path}:{n}: expected a topic record of a batch journal")
+        if row.get("answer") is None:
+            latest.pop(str(row.get("topic_id")), None)
+            continue
+        latest[str(row.get("topic_id"))] = _biocite_entry(path, row, f"line {n}")
+    if not latest:
+        raise InputError(f"{path}: the journal holds no answered or abstained topic")
+    return Run(run_name=path.stem, path=str(path), format="biocite-journal", entries=list(latest.values()))
 
 
 def parse_inline_citations(text: str) -> list[AnswerSentence]:
@@ -189,26 +213,28 @@ def _bioace(path: Path, data: list[Any]) -> Run:
 
 
 def load_run(path: Path) -> Run:
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: run file not found")
-    text = path.read_text()
-    topics = biogen_topics()
+    """Any run format above; `-` reads standard input. A run with no entry is an error, not a score."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        data = None
-    if data is None:  # JSONL
-        entries = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{n}: not JSON ({exc.msg})") from None
-            entries.append(_biocite_entry(path, row, f"line {n}"))
+        run = _load_run(Path(path))
+    except ValidationError as exc:  # e.g. a cited "PMID" that is not a positive integer
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"{path}: {where or 'run'}: {first['msg']}") from None
+    if not run.entries:
+        raise InputError(f"{path}: the run holds no answers to score")
+    return run
+
+
+def _load_run(path: Path) -> Run:
+    topics = biogen_topics()
+    data, rows = jsonfile.load_json_or_jsonl(path)
+    if rows is not None:  # JSONL: biocite answers, or a `biocite batch` journal
+        if is_journal(rows):
+            return _journal(path, rows)
+        entries = [_biocite_entry(path, row, f"line {n}") for n, row in rows]
         return Run(run_name=path.stem, path=str(path), format="biocite-jsonl", entries=_unique(path, entries))
+    if isinstance(data, dict) and data.get("kind") == "header":
+        raise InputError(f"{path}: the batch journal holds no topic yet")
     if isinstance(data, dict) and "answers" in data:
         if not isinstance(data["answers"], list):
             raise InputError(f"{path}: field 'answers': expected a list")

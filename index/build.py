@@ -9,6 +9,7 @@ tokens and vectors (seconds at this size), and the manifest is written last.
 from __future__ import annotations
 
 import resource
+import shutil
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -28,18 +29,25 @@ from biocite.index.store import (
     DocStore,
     Manifest,
     corpus_fingerprint,
+    damaged_file,
     describe_source,
     document_hash,
+    file_checks,
     now,
     read_manifest,
     source_unchanged,
+    staging_dir,
+    swap_in,
+    verify_index,
     write_manifest,
 )
 from biocite.index.tokenize import tokenize
-from biocite.records import Document
+from biocite.records import Document, check_pmid
 from biocite.settings import Settings
 
 TOKENIZER_VERSION = 1
+DOCS_FILE = "docs.sqlite"
+WARNINGS_LOG = "build-warnings.log"  # every reader warning of the last build (the report lists the first)
 COMMIT_EVERY = 500
 EMBED_CHUNK = 256
 
@@ -62,7 +70,8 @@ class BuildReport(BaseModel):
             f"index {self.index_dir}: {self.documents} documents, {self.sentences} sentences "
             f"(+{self.added} added, {self.changed} changed, -{self.removed} removed, {self.embedded} embedded)\n"
             f"read: {self.read.summary()}\n"
-            f"time: {steps}; peak memory {self.peak_rss_mb:.0f} MB"
+            + "".join(f"  {line}\n" for line in self.read.warning_lines())
+            + f"time: {steps}; peak memory {self.peak_rss_mb:.0f} MB"
         )
 
 
@@ -91,13 +100,90 @@ def library_versions() -> dict[str, str]:
     return {name: version(name) for name in names}
 
 
-def build_index(settings: Settings, paths: Sequence[Path], *, progress: bool = True) -> BuildReport:
-    index_dir = settings.index_dir
-    index_dir.mkdir(parents=True, exist_ok=True)
+def build_index(
+    settings: Settings,
+    paths: Sequence[Path],
+    *,
+    progress: bool = True,
+    deletions: Sequence[str] = (),
+) -> BuildReport:
+    """Build, resume or update the index. Inputs are checked before the index is touched; a complete
+    index is updated in a staging copy swapped in only when the update finished, so a failed or
+    interrupted update leaves the index as it was (readable, every document kept)."""
     files = corpus_files(paths)
+    deletions = [check_pmid(p) for p in deletions]
+    index_dir = settings.index_dir
+    if _is_complete(index_dir):
+        return _build_staged(settings, paths, files, progress=progress, deletions=deletions)
+    index_dir.mkdir(parents=True, exist_ok=True)
+    return _build_in_place(settings, index_dir, paths, files, progress=progress, deletions=deletions)
+
+
+def _is_complete(index_dir: Path) -> bool:
+    try:
+        return read_manifest(index_dir).status == "complete"
+    except IndexMismatchError:
+        return False
+
+
+def _build_staged(
+    settings: Settings, paths: Sequence[Path], files: list[Path], *, progress: bool, deletions: Sequence[str]
+) -> BuildReport:
+    index_dir = settings.index_dir
+    staging = staging_dir(index_dir)
+    if staging.exists():  # left by an earlier update that failed or was killed
+        shutil.rmtree(staging)
+    shutil.copytree(index_dir, staging, ignore=shutil.ignore_patterns("*-shm", "*.tmp"))
+    manifest = read_manifest(staging)
+    if damaged_file(staging, manifest, only=[DOCS_FILE]):  # the store itself: re-read the sources
+        for name in (DOCS_FILE, DOCS_FILE + "-wal"):
+            (staging / name).unlink(missing_ok=True)
+    staged = settings.model_copy(
+        update={"index": settings.index.model_copy(update={"dir": staging})}, deep=True
+    )
+    try:
+        report = _build_in_place(staged, staging, paths, files, progress=progress, deletions=deletions)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    swap_in(staging, index_dir)
+    report.index_dir = str(index_dir)
+    report.read.log_file = str(index_dir / WARNINGS_LOG)
+    return report
+
+
+def _build_in_place(
+    settings: Settings,
+    index_dir: Path,
+    paths: Sequence[Path],
+    files: list[Path],
+    *,
+    progress: bool,
+    deletions: Sequence[str],
+) -> BuildReport:
     report = BuildReport(index_dir=str(index_dir))
-    manifest = _start_manifest(index_dir, settings)
-    store = DocStore(index_dir / "docs.sqlite")
+    report.read.log_file = str(index_dir / WARNINGS_LOG)
+    (index_dir / WARNINGS_LOG).unlink(missing_ok=True)
+    manifest = _start_manifest(index_dir, settings, inputs=[str(Path(p).resolve()) for p in paths])
+    manifest.explicit_deletions = sorted(set(manifest.explicit_deletions) | set(deletions))
+    store = DocStore(index_dir / DOCS_FILE)
+    try:
+        return _build_into(settings, index_dir, files, manifest, store, report, progress=progress)
+    except BaseException:
+        store.abort()  # what was committed stays for the resume; the lock is released for this process
+        raise
+
+
+def _build_into(
+    settings: Settings,
+    index_dir: Path,
+    files: list[Path],
+    manifest: Manifest,
+    store: DocStore,
+    report: BuildReport,
+    *,
+    progress: bool,
+) -> BuildReport:
     retokenize = manifest.bm25.get("stem") not in (None, settings.index.stem) or manifest.bm25.get(
         "tokenizer_version"
     ) not in (None, TOKENIZER_VERSION)
@@ -126,29 +212,51 @@ def build_index(settings: Settings, paths: Sequence[Path], *, progress: bool = T
     manifest.bm25 = bm25_params(settings)
     manifest.library_versions = library_versions()
     manifest.read_summary = report.read.summary()
+    store.close()
+    manifest.files = file_checks(index_dir)
     manifest.status = "complete"
     write_manifest(index_dir, manifest)
     report.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return report
 
 
+def recorded_inputs(settings: Settings) -> list[Path] | None:
+    """The corpus paths an existing index was built from (None: no readable index there)."""
+    try:
+        manifest = read_manifest(settings.index_dir)
+    except IndexMismatchError:
+        return None
+    inputs = manifest.inputs or [s.path for s in manifest.sources]
+    return [Path(p) for p in inputs] or None
+
+
 def delete_documents(settings: Settings, pmids: Sequence[str]) -> BuildReport:
     """Remove PMIDs from the index (remembered in the manifest, so a later build keeps them out)."""
-    manifest = read_manifest(settings.index_dir)
-    manifest.explicit_deletions = sorted(set(manifest.explicit_deletions) | set(pmids))
-    write_manifest(settings.index_dir, manifest)
-    return build_index(settings, [Path(s.path) for s in manifest.sources], progress=False)
+    checked = [check_pmid(p) for p in pmids]
+    inputs = recorded_inputs(settings)
+    if inputs is None:
+        read_manifest(settings.index_dir)  # raises the one-line "no index" error
+        raise IndexMismatchError(f"the index in {settings.index_dir} records no corpus sources")
+    return build_index(settings, inputs, progress=False, deletions=checked)
 
 
-def add_sources(settings: Settings, paths: Sequence[Path]) -> BuildReport:
+def add_sources(settings: Settings, paths: Sequence[Path], *, progress: bool = True) -> BuildReport:
     """Add corpus files to an existing index; only their new or changed documents are processed."""
+    corpus_files(paths)  # check the new paths before anything else
     manifest = read_manifest(settings.index_dir)
-    known = [Path(s.path) for s in manifest.sources]
-    return build_index(settings, known + [p for p in paths if Path(p).resolve() not in known])
+    if manifest.status != "complete":
+        raise IndexMismatchError(
+            f"the index build in {settings.index_dir} did not finish: run `biocite index build` first"
+        )
+    known = recorded_inputs(settings) or []
+    resolved = {p.resolve() for p in known}
+    new = [Path(p) for p in paths if Path(p).resolve() not in resolved]
+    return build_index(settings, known + new, progress=progress)
 
 
-def _start_manifest(index_dir: Path, settings: Settings) -> Manifest:
-    """Mark the index as being built (a crash leaves it marked so, and the next build resumes)."""
+def _start_manifest(index_dir: Path, settings: Settings, *, inputs: list[str]) -> Manifest:
+    """Mark the index as being built with these inputs (a crash leaves it marked so, and the next build,
+    with or without --corpus, resumes from the same inputs)."""
     try:
         manifest = read_manifest(index_dir)
     except IndexMismatchError:
@@ -163,6 +271,7 @@ def _start_manifest(index_dir: Path, settings: Settings) -> Manifest:
             f"{MANIFEST_VERSION}: remove the folder or choose another index.dir"
         )
     manifest.status = "building"
+    manifest.inputs = inputs
     write_manifest(index_dir, manifest)
     return manifest
 
@@ -294,6 +403,7 @@ def open_index(settings: Settings) -> LoadedIndex:
     index_dir = settings.index_dir
     manifest = read_manifest(index_dir)
     check_compatible(manifest, settings, index_dir)
+    verify_index(index_dir, manifest)
     return LoadedIndex(
         dir=index_dir,
         manifest=manifest,

@@ -21,7 +21,7 @@ from lxml import etree
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from biocite.errors import InputError
-from biocite.records import Document, Section
+from biocite.records import Document, Section, pmid_problem
 
 log = logging.getLogger(__name__)
 
@@ -48,11 +48,16 @@ class ReadStats(BaseModel):
     empty_abstracts: int = 0
     duplicates: int = 0
     deleted: int = 0  # PMIDs named by DeleteCitation elements
+    truncated: int = 0  # titles or abstracts cut to the per-record size limit
     warnings: list[str] = Field(default_factory=list)
     warnings_dropped: int = 0  # warnings past MAX_WARNINGS, counted but not kept
+    log_file: str | None = Field(default=None, exclude=True)  # every warning is appended here, if set
 
     def warn(self, message: str) -> None:
         log.debug(message)
+        if self.log_file:
+            with open(self.log_file, "a", encoding="utf-8") as handle:
+                handle.write(message + "\n")
         if len(self.warnings) < MAX_WARNINGS:
             self.warnings.append(message)
         else:
@@ -63,9 +68,19 @@ class ReadStats(BaseModel):
             f"{self.files} files: {self.records} records, {self.duplicates} duplicates replaced, "
             f"{self.deleted} deleted, {self.empty_abstracts} empty abstracts skipped, "
             f"{self.malformed} malformed skipped"
+            + (f", {self.truncated} truncated" if self.truncated else "")
         )
         n_warn = len(self.warnings) + self.warnings_dropped
         return f"{text}, {n_warn} warnings" if n_warn else text
+
+    def warning_lines(self, first: int = 10) -> list[str]:
+        """The first warnings, then how many more and where the full list is."""
+        lines = [f"warning: {w}" for w in self.warnings[:first]]
+        more = len(self.warnings) + self.warnings_dropped - len(lines)
+        if more > 0:
+            where = self.log_file or "--json"
+            lines.append(f"... and {more} more warnings (all of them: {where})")
+        return lines
 
 
 class _JsonRecord(BaseModel):
@@ -82,18 +97,30 @@ class _JsonRecord(BaseModel):
     @field_validator("pmid", mode="before")
     @classmethod
     def _pmid(cls, value: Any) -> Any:
-        if isinstance(value, int) and not isinstance(value, bool):
-            value = str(value)
-        if isinstance(value, str):
-            value = value.strip()
-            if not value:
-                raise ValueError("empty pmid")
-        return value
+        problem = pmid_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return str(value).strip()
 
     @field_validator("title", "abstract", "journal", mode="before")
     @classmethod
     def _none_is_empty(cls, value: Any) -> Any:
         return "" if value is None else value
+
+
+# Per-record size limits: the longest real PubMed abstracts are ~20k characters; beyond these a record is
+# truncated (at a space) with a warning, so one runaway record cannot stall or bloat a build.
+MAX_ABSTRACT_CHARS = 100_000
+MAX_TITLE_CHARS = 5_000
+
+
+def _limited(text: str, limit: int, what: str, where: str, stats: ReadStats) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    stats.truncated += 1
+    stats.warn(f"{where}: {what} of {len(text):,} characters truncated to {limit:,}")
+    return text[: cut if cut > limit // 2 else limit]
 
 
 def norm_space(text: str) -> str:
@@ -173,6 +200,9 @@ def _jsonl_record(raw: bytes, where: str, stats: ReadStats) -> Document | None:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         _malformed(stats, f"{where}: bad JSON ({exc.__class__.__name__}: {_reason(exc)})")
         return None
+    except RecursionError:
+        _malformed(stats, f"{where}: bad JSON (nested too deeply)")
+        return None
     if not isinstance(data, dict):
         _malformed(stats, f"{where}: expected a JSON object, got {type(data).__name__}")
         return None
@@ -190,10 +220,11 @@ def _jsonl_record(raw: bytes, where: str, stats: ReadStats) -> Document | None:
         stats.empty_abstracts += 1
         stats.warn(f"{where} (PMID {rec.pmid}): empty abstract, skipped")
         return None
+    where = f"{where} (PMID {rec.pmid})"
     return Document(
         pmid=rec.pmid,
-        title=norm_space(rec.title),
-        abstract=abstract,
+        title=_limited(norm_space(rec.title), MAX_TITLE_CHARS, "title", where, stats),
+        abstract=_limited(abstract, MAX_ABSTRACT_CHARS, "abstract", where, stats),
         year=rec.year,
         journal=norm_space(rec.journal or "") or None,
         mesh=[m for m in (norm_space(x) for x in rec.mesh) if m],
@@ -247,6 +278,9 @@ def _xml_document(citation: etree._Element, path: Path, stats: ReadStats) -> Doc
     if not pmid:
         _malformed(stats, f"{path}:{citation.sourceline}: MedlineCitation without PMID")
         return None
+    if pmid_problem(pmid):
+        _malformed(stats, f"{path}:{citation.sourceline}: {pmid_problem(pmid)}")
+        return None
     abstract, sections = _abstract(citation)
     if not abstract:
         stats.empty_abstracts += 1
@@ -256,11 +290,13 @@ def _xml_document(citation: etree._Element, path: Path, stats: ReadStats) -> Doc
     title = _text(article.find("ArticleTitle")) if article is not None else ""
     if not title and article is not None:
         title = _text(article.find("VernacularTitle"))
+    where = f"{path}:{citation.sourceline} (PMID {pmid})"
+    limited = _limited(abstract, MAX_ABSTRACT_CHARS, "abstract", where, stats)
     return Document(
         pmid=pmid,
-        title=title,
-        abstract=abstract,
-        sections=sections,
+        title=_limited(title, MAX_TITLE_CHARS, "title", where, stats),
+        abstract=limited,
+        sections=[c for c in sections if c.end <= len(limited)] if limited != abstract else sections,
         year=_year(citation),
         journal=_text(citation.find("Article/Journal/Title")) or None,
         mesh=[t for t in map(_text, citation.iterfind("MeshHeadingList/MeshHeading/DescriptorName")) if t],

@@ -30,8 +30,34 @@ def _segmenter() -> pysbd.Segmenter:
     return pysbd.Segmenter(language="en", clean=False, char_span=False)
 
 
+# pysbd's time grows faster than the text's length (a 25 MB abstract never finished); longer regions are
+# cut into pieces of at most this many characters at a sentence-like boundary, so splitting is linear.
+PIECE_CHARS = 4000
+_PIECE_CUT = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[A-Z0-9(\[])")
+
+
+def _pieces(text: str) -> list[tuple[int, int]]:
+    """(start, end) pieces of `text`, each <= PIECE_CHARS, cut after a sentence end (else at a space)."""
+    pieces: list[tuple[int, int]] = []
+    start = 0
+    while len(text) - start > PIECE_CHARS:
+        window = text[start : start + PIECE_CHARS]
+        cuts = [m.end() for m in _PIECE_CUT.finditer(window, PIECE_CHARS // 2)]
+        cut = cuts[-1] if cuts else (window.rfind(" ", PIECE_CHARS // 2) + 1 or PIECE_CHARS)
+        pieces.append((start, start + cut))
+        start += cut
+    pieces.append((start, len(text)))
+    return pieces
+
+
 def _raw_spans(text: str, offset: int) -> list[tuple[int, int]]:
     """pysbd's sentences of `text` as tight (start, end) spans, shifted by `offset`."""
+    if len(text) > PIECE_CHARS:
+        return [span for lo, hi in _pieces(text) for span in _piece_spans(text[lo:hi], offset + lo)]
+    return _piece_spans(text, offset)
+
+
+def _piece_spans(text: str, offset: int) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     cursor = 0
     for piece in _segmenter().segment(text):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from biocite.errors import IndexMismatchError
+from biocite.models import file_xxh3
 from biocite.records import Document, Sentence
 
 MANIFEST_VERSION = 1
@@ -52,6 +54,13 @@ class SourceFile(BaseModel):
     sha256: str
 
 
+class FileCheck(BaseModel):
+    """Size and xxh3-128 of one index file, recorded when the build finishes and checked at every open."""
+
+    size: int
+    xxh3_128: str
+
+
 class Manifest(BaseModel):
     """What an index was built from and how; compared with the settings before the index is used."""
 
@@ -60,6 +69,8 @@ class Manifest(BaseModel):
     created: str = ""
     updated: str = ""
     sources: list[SourceFile] = Field(default_factory=list)
+    inputs: list[str] = Field(default_factory=list)  # the paths as given (folders re-read by a rebuild)
+    files: dict[str, FileCheck] = Field(default_factory=dict)  # relative path -> size and checksum
     corpus_fingerprint: str = ""
     explicit_deletions: list[str] = Field(default_factory=list)
     documents: int = 0
@@ -111,7 +122,84 @@ def manifest_path(index_dir: Path) -> Path:
     return index_dir / "manifest.json"
 
 
+# --- integrity ------------------------------------------------------------------------------------------
+
+REPAIR = "run `biocite index build` to repair it"
+
+
+def index_files(index_dir: Path) -> list[str]:
+    """The files an index consists of (manifest, SQLite side files and temporaries excluded)."""
+    names = []
+    for path in sorted(index_dir.rglob("*")):
+        rel = path.relative_to(index_dir).as_posix()
+        if path.is_file() and rel != "manifest.json" and not rel.endswith(("-wal", "-shm", ".tmp", ".log")):
+            names.append(rel)
+    return names
+
+
+def file_checks(index_dir: Path) -> dict[str, FileCheck]:
+    return {
+        rel: FileCheck(size=(index_dir / rel).stat().st_size, xxh3_128=file_xxh3(index_dir / rel))
+        for rel in index_files(index_dir)
+    }
+
+
+def damaged_file(index_dir: Path, manifest: Manifest, only: Sequence[str] | None = None) -> str | None:
+    """The first index file whose size or content differs from the manifest, with why; None if intact.
+    Sizes first (free), then xxh3-128 of every byte (~GB/s): cheap enough for every search process."""
+    names = [n for n in manifest.files if only is None or n in only]
+    for rel in names:
+        path = index_dir / rel
+        if not path.is_file():
+            return f"{path} is missing"
+        size = path.stat().st_size
+        if size != manifest.files[rel].size:
+            return f"{path} is damaged ({size:,} bytes, the build wrote {manifest.files[rel].size:,})"
+    for rel in names:
+        if file_xxh3(index_dir / rel) != manifest.files[rel].xxh3_128:
+            return f"{index_dir / rel} is damaged (its checksum differs from the one the build recorded)"
+    return None
+
+
+def verify_index(index_dir: Path, manifest: Manifest) -> None:
+    """One-line IndexMismatchError naming the damaged file and the repair command."""
+    problem = damaged_file(index_dir, manifest)
+    if problem:
+        raise IndexMismatchError(f"{problem}: {REPAIR}")
+
+
+# --- staged updates --------------------------------------------------------------------------------------
+
+
+def staging_dir(index_dir: Path) -> Path:
+    return index_dir.with_name(index_dir.name + ".staging")
+
+
+def previous_dir(index_dir: Path) -> Path:
+    return index_dir.with_name(index_dir.name + ".previous")
+
+
+def recover_swap(index_dir: Path) -> None:
+    """Finish or undo a swap that a crash interrupted between its two renames."""
+    previous = previous_dir(index_dir)
+    if not manifest_path(index_dir).is_file() and manifest_path(previous).is_file():
+        if index_dir.exists():
+            shutil.rmtree(index_dir)
+        previous.rename(index_dir)
+
+
+def swap_in(staging: Path, index_dir: Path) -> None:
+    """Replace index_dir by staging: two renames (readers holding open files keep reading the old one)."""
+    previous = previous_dir(index_dir)
+    if previous.exists():
+        shutil.rmtree(previous)
+    index_dir.rename(previous)
+    staging.rename(index_dir)
+    shutil.rmtree(previous, ignore_errors=True)
+
+
 def read_manifest(index_dir: Path) -> Manifest:
+    recover_swap(index_dir)
     path = manifest_path(index_dir)
     if not path.is_file():
         raise IndexMismatchError(f"no index at {index_dir}: run `biocite index build`")
@@ -201,6 +289,20 @@ class DocStore:
 
     def commit(self) -> None:
         self.conn.commit()
+
+    def abort(self) -> None:
+        """Drop the uncommitted chunk and close (a failed build: committed chunks stay for the resume)."""
+        try:
+            self.conn.rollback()
+            self.conn.close()
+        except sqlite3.ProgrammingError:  # already closed
+            pass
+
+    def close(self) -> None:
+        """Commit, fold the WAL into the database file (so its checksum covers every row) and close."""
+        self.conn.commit()
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.conn.close()
 
     # --- embeddings -------------------------------------------------------------------------------------
 

@@ -28,7 +28,6 @@ import pytest
 
 from tests.conftest import REPO
 
-
 BROWSERS = ("chromium", "chromium-browser", "chromium-headless-shell", "google-chrome")
 CHROMIUM = next((path for path in map(shutil.which, BROWSERS) if path), None)
 CHROMIUM_ARGS = [

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
-
 from biocite.evaluator.evaluate import CitationResult, QuestionResult, SentenceResult, summarise
 from biocite.evaluator.report import write_report
+from tests.conftest import REPO
 
 BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
 

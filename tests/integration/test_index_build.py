@@ -104,3 +104,51 @@ def test_stale_and_foreign_indexes_are_refused(tmp_path, mini_corpus):
 def test_missing_corpus_path_is_a_user_error(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         build_index(settings_for(tmp_path), [tmp_path / "nope.jsonl"], progress=False)
+
+
+def test_failed_add_leaves_the_index_complete_and_whole(tmp_path, mini_corpus):
+    from biocite.index.store import staging_dir
+
+    settings = settings_for(tmp_path)
+    build_index(settings, [mini_corpus], progress=False)
+    good = write_jsonl(
+        tmp_path / "good.jsonl", [{"pmid": "5001", "title": "Zinc", "abstract": "Zinc and colds."}]
+    )
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>5002</PMID")
+    with pytest.raises(InputError, match="bad.xml"):
+        add_sources(settings, [good, bad])
+    assert read_manifest(settings.index_dir).status == "complete"
+    assert not staging_dir(settings.index_dir).exists()
+    assert sorted(open_index(settings).docs.pmids()) == ["1001", "1002", "1003", "1004"]
+
+
+def test_a_failed_first_build_resumes_from_its_own_inputs_not_the_default_corpus(tmp_path, mini_corpus):
+    from biocite.index.build import recorded_inputs
+
+    settings = settings_for(tmp_path)
+    bad = tmp_path / "later.xml"
+    bad.write_text("<PubmedArticleSet><oops")
+    with pytest.raises(InputError):
+        build_index(settings, [mini_corpus, bad], progress=False)
+    assert recorded_inputs(settings) == [mini_corpus.resolve(), bad.resolve()]
+    bad.unlink()
+    with pytest.raises(InputError, match="later.xml"):  # still its own inputs: refused, not replaced
+        build_index(settings, recorded_inputs(settings) or [], progress=False)
+    report = build_index(settings, [mini_corpus], progress=False)
+    assert report.documents == 4
+
+
+def test_damaged_store_is_rebuilt_from_the_sources(tmp_path, mini_corpus):
+    from biocite.errors import IndexMismatchError
+    from biocite.index.build import recorded_inputs
+
+    settings = settings_for(tmp_path)
+    build_index(settings, [mini_corpus], progress=False)
+    store = settings.index_dir / "docs.sqlite"
+    store.write_bytes(store.read_bytes()[:4096])
+    with pytest.raises(IndexMismatchError, match=r"docs.sqlite is damaged .*biocite index build"):
+        open_index(settings)
+    report = build_index(settings, recorded_inputs(settings) or [], progress=False)
+    assert report.documents == 4 and report.added == 4
+    assert sorted(open_index(settings).docs.pmids()) == ["1001", "1002", "1003", "1004"]

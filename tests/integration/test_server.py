@@ -40,6 +40,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, dict[str,
             f"index.dir={root / 'index'}",
             "agent.mode=extractive",
             "server.queue_size=2",
+            "server.allowed_hosts=[localhost, 127.0.0.1, testserver, t]",
         ],
     )
     build_index(settings, [root / "corpus.jsonl"], progress=False)
@@ -179,6 +180,8 @@ def test_search_and_documents(client) -> None:
         ("get", "/v1/search", {"params": {"q": "  "}}, "the query is empty"),
         ("get", "/v1/documents", {"params": {"pmids": ",".join(map(str, range(51)))}}, "limit is 50"),
         ("get", "/v1/documents", {"params": {"pmids": ","}}, "no PMIDs"),
+        ("get", "/v1/documents", {"params": {"pmids": "1001,abc/../../etc"}}, "not a PMID"),
+        ("get", "/v1/documents", {"params": {"pmids": "-5"}}, "not a PMID"),
     ],
 )
 def test_limits_answer_422_with_one_line(client, method, path, kwargs, message) -> None:
@@ -464,3 +467,33 @@ def test_stream_sends_keep_alive_comments_while_queued_and_during_long_steps(set
         first.close()
         second.close()
         assert agent.max_running == 1
+
+
+def test_unknown_host_header_is_refused(setup) -> None:
+    """DNS rebinding: a page on evil.example resolving to 127.0.0.1 sends `Host: evil.example`."""
+    settings = fake_settings(setup, allowed_hosts=["localhost", "127.0.0.1", "::1"])
+    with TestClient(create_app(settings, agent=SlowAgent()), base_url="http://localhost:8000") as c:
+        assert c.get("/healthz").status_code == 200
+        assert c.get("/healthz", headers={"Host": "[::1]:8000"}).status_code == 200
+        refused = c.get("/v1/search", params={"q": "aspirin"}, headers={"Host": "evil.example:8000"})
+        assert refused.status_code == 400 and "evil.example" in refused.json()["detail"]
+    anyone = fake_settings(setup, allowed_hosts=["*"])
+    with TestClient(create_app(anyone, agent=SlowAgent()), base_url="http://evil.example") as c:
+        assert c.get("/healthz").status_code == 200
+
+
+def test_evaluate_work_per_request_is_capped(setup) -> None:
+    """50 sentences x 20 citations held the single worker for a minute; now 422 before any work."""
+    settings = fake_settings(setup, max_eval_citations=100)
+    sentences = [
+        AnswerSentence(text=f"Claim {i}.", citations=[Citation(pmid=str(1000 + j)) for j in range(20)])
+        for i in range(50)
+    ]
+    body = {
+        "question": "Does aspirin work?",
+        "answer": Answer(question="q", sentences=sentences).model_dump(),
+    }
+    with TestClient(create_app(settings, agent=SlowAgent())) as c:
+        response = c.post("/v1/evaluate", json=body)
+    assert response.status_code == 422 and "1000" in response.json()["detail"]
+    assert "server.max_eval_citations" in response.json()["detail"]

@@ -160,9 +160,10 @@ def test_validator_format_errors(tmp_path: Path) -> None:
 
 
 def test_validate_cli_exit_codes(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
+    """Through the installed executable: CliRunner bypasses `main()`, where exit codes were lost."""
+    import subprocess
 
-    from biocite.cli import app
+    from tests.cli.faults import EXE
 
     good = write(tmp_path, build_run("biogen2024", HEADER, [("1", answer(("Yes.", ["5"])))]), "good.json")
     bad = write(
@@ -170,10 +171,10 @@ def test_validate_cli_exit_codes(tmp_path: Path) -> None:
         {**HEADER, "results": [{"topic_id": "1", "answer": "No [5].", "references": []}]},
         "bad.json",
     )
-    runner = CliRunner()
-    assert runner.invoke(app, ["validate", str(good)]).exit_code == 0
-    result = runner.invoke(app, ["validate", str(bad)])
-    assert result.exit_code == 2 and f"{bad}:8: results[0].answer: answer cites 5" in result.output
+    assert subprocess.run([EXE, "validate", str(good)], capture_output=True).returncode == 0
+    result = subprocess.run([EXE, "validate", str(bad)], capture_output=True, text=True)
+    assert result.returncode == 2 and f"{bad}:8: results[0].answer: answer cites 5" in result.stdout
+    assert result.stderr.strip() == f"error: {bad}: biogen2024: 1 error(s)"
 
 
 def test_example_submission_is_valid() -> None:

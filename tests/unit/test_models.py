@@ -169,14 +169,14 @@ def test_verify_detects_a_changed_file(
     with pytest.raises(ModelError, match="failed verification"):
         list(models.verify_models(settings, ["fake"]))
     with pytest.raises(
-        ModelError, match=r"fake changed on disk \(sha256 .*run `biocite models install fake`"
+        ModelError, match=r"fake changed on disk \(content xxh3 .*run `biocite models install fake`"
     ):
         models.model_path(settings, "fake")
     assert "installed" in list(models.install_models(settings, ["fake"]))[-1]  # repaired
     assert models.model_path(settings, "fake").read_bytes() == PAYLOAD
 
 
-def test_touched_but_intact_file_is_rehashed_once(
+def test_content_is_checked_on_every_load_not_the_mtime(
     settings: Settings, site: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pins = split_into_dists(site, "touch-part", PAYLOAD, CUTS)
@@ -187,9 +187,15 @@ def test_touched_but_intact_file_is_rehashed_once(
     calls: list[Path] = []
     real = models.file_sha256
     monkeypatch.setattr(models, "file_sha256", lambda p: calls.append(p) or real(p))
-    assert models.model_path(settings, "fake") == path
-    assert models.model_path(settings, "fake") == path
-    assert calls == [path]
+    assert models.model_path(settings, "fake") == path  # touched but intact: still fine
+    assert calls == []  # the stamp's xxh3 is checked, the slow sha256 is not re-run
+    before = path.stat()
+    data = bytearray(PAYLOAD)
+    data[7] ^= 1
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # tampered, modification time restored
+    with pytest.raises(ModelError, match=r"fake changed on disk \(content xxh3 "):
+        models.model_path(settings, "fake")
 
 
 def _zip_bytes(entries: dict[str, bytes]) -> bytes:
