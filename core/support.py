@@ -60,7 +60,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     from biocite.index.sentences import sentence_spans as spans
     from biocite.records import Document
 
-    return spans(Document(pmid="0", abstract=text)) if text.strip() else []
+    return spans(Document(pmid="1", abstract=text)) if text.strip() else []
 
 
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
