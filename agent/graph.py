@@ -123,6 +123,7 @@ class Agent:
         self._retriever = retriever
         self._chat_model = chat_model
         self._judge = judge
+        self._support_model: Any = None
         self._cache: VectorCache | None = None
         self._findings: FindingsModel | None = None
         self._verdict: VerdictModel | None = None
@@ -661,9 +662,23 @@ class Agent:
         support = round(max(p for _, p in supported), 4)
         return AnswerSentence(text=draft.text, citations=citations, support=support), outcome, undetermined
 
+    @property
+    def support_model(self) -> Any:
+        """biocite's support model (core/support.py); trained once on first use."""
+        if self._support_model is None:
+            from biocite.support import SupportModel
+
+            self._support_model = SupportModel.load(self.settings)
+        return self._support_model
+
     def _supported(
         self, text: str, pmids: list[str], by_pmid: dict[str, list[Evidence]]
     ) -> tuple[list[tuple[str, float]], int]:
+        if self._judge is None and self.config.verifier == "support" and pmids:
+            passages = [" ".join(e.span.text for e in by_pmid[pmid]) for pmid in pmids]
+            verdicts = self.support_model.check_many([(text, q) for q in passages])
+            scored = [(pmid, v.probs["supports"]) for pmid, v in zip(pmids, verdicts, strict=True)]
+            return [(p, s) for p, s in scored if s >= self.config.min_support], 0
         prompt = load_prompt("support")
         supported, undetermined = [], 0
         for pmid in pmids:

@@ -1,6 +1,6 @@
 """biocite: answers biomedical questions from PubMed abstracts, every sentence citing checkable evidence.
 
-`biocite.ask`, `biocite.search` and `biocite.evaluate` are the Python API (see biocite.api); they load
+`biocite.ask`, `biocite.search`, `biocite.evaluate` and `biocite.check` are the Python API (see biocite.api); they load
 on first use, so `import biocite` stays light for the command line.
 """
 
@@ -8,8 +8,8 @@ from importlib.metadata import version
 from typing import Any
 
 __version__ = version("biocite")
-__all__ = ["ask", "evaluate", "search", "__version__"]
-_API = {"ask", "evaluate", "search"}
+__all__ = ["ask", "check", "evaluate", "search", "__version__"]
+_API = {"ask", "check", "evaluate", "search"}
 
 
 def __getattr__(name: str) -> Any:

@@ -93,3 +93,29 @@ def evaluate(
     if gold is not None and len(gold) != len(items):
         raise ValueError(f"gold has {len(gold)} entries for {len(items)} answers")
     return evaluate_answers(settings_for(settings, preset, overrides), items, gold=gold, metrics=metrics)
+
+
+@lru_cache(maxsize=2)
+def _support_model(settings_json: str) -> Any:
+    from biocite.support import SupportModel  # torch: load on first check (trains once if missing)
+
+    return SupportModel.load(Settings.model_validate_json(settings_json))
+
+
+def check(
+    claim: str,
+    *,
+    pmids: Sequence[str] = (),
+    text: str | None = None,
+    settings: Settings | None = None,
+    preset: str | None = None,
+    overrides: Overrides = None,
+) -> Any:
+    """Does the evidence (indexed PMIDs and/or given text) support the claim? The `CheckResult` of
+    `biocite check`: label, calibrated probabilities, evidence sentences and phrases with offsets."""
+    from biocite.claim_check import CheckRequest, check_requests, index_fetch
+
+    chosen = settings_for(settings, preset, overrides)
+    fetch = index_fetch(chosen) if pmids else None
+    request = CheckRequest(claim=claim, pmids=[str(p) for p in pmids], text=text)
+    return check_requests(_support_model(chosen.model_dump_json()), [request], fetch, ["claim"])[0]

@@ -423,6 +423,132 @@ def train_reranker_cmd(
     console.print(report.summary())
 
 
+@train_app.command("support")
+def train_support_cmd(
+    backbone: Annotated[
+        str | None, typer.Option("--backbone", help="minilm, mpnet or a folder (default: support.backbone).")
+    ] = None,
+    device: Annotated[str | None, typer.Option("--device", help="auto, cpu or cuda.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Artifact folder (default: <home>/models/support).")
+    ] = None,
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Fine-tune the support model (seeded): CitInt train, K-QA, PubMedQA and generated hard cases."""
+    from biocite.support import support_dir, train_support
+
+    settings = _settings(preset, overrides)
+    folder = out or support_dir(settings)
+    meta = train_support(settings, folder, backbone=backbone, device=device)
+    if json_out:
+        console.print_json(json.dumps(meta, default=str))
+        return
+    m = meta["metrics"]["calibration_slice_half"]
+    console.print(
+        f"support model: {meta['train_pairs']} pairs, data sha256 {meta['train_data_sha256'][:16]}; "
+        f"calibration-slice macro-F1 {m['macro_f1']:.3f} (n={m['n']}, held-back train claims)"
+    )
+    console.print(f"wrote {folder}")
+
+
+# --- check (support model) ------------------------------------------------------------------------------
+
+
+@app.command("check")
+def check_cmd(
+    claim: Annotated[str | None, typer.Argument(help="The claim (one sentence).")] = None,
+    pmid: Annotated[list[str] | None, typer.Option("--pmid", help="Indexed PMID (repeatable).")] = None,
+    text: Annotated[str | None, typer.Option("--text", help="Evidence text instead of PMIDs.")] = None,
+    pairs: Annotated[
+        Path | None,
+        typer.Option("--pairs", help='JSONL of {"claim", "evidence"|"pmids"}; one verdict per line.'),
+    ] = None,
+    run: Annotated[
+        Path | None, typer.Option("--run", help="Audit every citation of a BioGen run file.")
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="--run: output folder (check.json, check.html).")] = Path(
+        "check-out"
+    ),
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Does the evidence support the claim? Supports / Contradicts / Neutral / Not relevant, with the
+    supporting sentences and phrases (exact offsets)."""
+    from biocite.claim_check import (
+        CheckRequest,
+        audit_html,
+        audit_run,
+        check_pairs,
+        check_requests,
+        index_fetch,
+    )
+    from biocite.support import SupportModel
+
+    settings = _settings(preset, overrides)
+    modes = sum(x is not None for x in (pairs, run)) + (claim is not None)
+    if modes != 1:
+        raise BiociteError("give a CLAIM (with --pmid or --text), or --pairs FILE, or --run RUN")
+    if claim is not None and not pmid and text is None:
+        raise BiociteError("give the evidence: --pmid N (repeatable) or --text EVIDENCE")
+    if run is not None:
+        from biocite.evaluator.runs import load_run
+
+        load_run(run)  # a malformed run fails before any model loads
+        model = SupportModel.load(settings)
+        doc = audit_run(model, run, index_fetch(settings))
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "check.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False))
+        (out / "check.html").write_text(audit_html(doc))
+        if json_out:
+            print(json.dumps({k: doc[k] for k in ("run", "model", "citations", "labels")}))
+            return
+        console.print(
+            f"{doc['citations']} citations: " + ", ".join(f"{k} {v}" for k, v in doc["labels"].items())
+        )
+        console.print(f"wrote {out / 'check.json'} and {out / 'check.html'}")
+        return
+    if pairs is not None:
+        from biocite.claim_check import parse_pairs
+
+        rows = parse_pairs(pairs)  # every line validated before the model loads
+        fetch = index_fetch(settings) if any(r.pmids for _, r in rows) else None
+        model = SupportModel.load(settings)
+        for result in check_pairs(model, pairs, fetch):
+            print(result.model_dump_json(), flush=True)
+        return
+    assert claim is not None
+    request = CheckRequest(claim=claim, pmids=list(pmid or []), text=text) if len(claim) <= 2000 else None
+    if request is None:
+        raise BiociteError(f"claim: the claim is {len(claim)} characters; the limit is 2000")
+    fetch = index_fetch(settings) if pmid else None
+    if fetch is not None:
+        from biocite.claim_check import fetch_abstracts
+
+        fetch_abstracts(fetch, list(dict.fromkeys(pmid or [])), "--pmid")
+    from biocite.claim_check import validate_claim
+
+    validate_claim(claim)
+    model = SupportModel.load(settings)
+    result = check_requests(model, [request], fetch, ["claim"])[0]
+    if json_out:
+        print(result.model_dump_json())
+        return
+    p = result.probs
+    where = f"PMID {result.pmid}" if result.pmid else "the given text"
+    console.print(
+        f"[bold]{result.label}[/bold] ({where}): supports {p['supports']:.2f}, contradicts "
+        f"{p['contradicts']:.2f}, neutral {p['neutral']:.2f}, not relevant {p['not_relevant']:.2f}"
+    )
+    for ev in result.evidence[:2]:
+        marks = ", ".join(f"'{s.text}' [{s.start}:{s.end}]" for s in ev.phrases)
+        console.print(f"  [{ev.start}:{ev.end}] P(supports) {ev.score:.2f}: {ev.text}", highlight=False)
+        if marks:
+            console.print(f"    phrases: {marks}", highlight=False)
+
+
 # --- evaluate / calibrate (evaluator) ---------------------------------------------------------------------
 
 
@@ -446,7 +572,7 @@ def evaluate_cmd(
         typer.Option("--compare", help="Two runs, A and B: paired differences (give twice)."),
     ] = None,
     judge: Annotated[
-        str | None, typer.Option("--judge", help="head or llm (default: evaluator.judge).")
+        str | None, typer.Option("--judge", help="support, head or llm (default: evaluator.judge).")
     ] = None,
     preset: PresetOpt = None,
     overrides: SetOpt = None,
@@ -456,8 +582,8 @@ def evaluate_cmd(
     from biocite.evaluator.pipeline import compare_runs, evaluate_run_file, parse_metrics
 
     settings = _settings(preset, overrides)
-    if judge not in (None, "head", "llm"):
-        raise BiociteError(f"--judge must be head or llm, not {judge!r}")
+    if judge not in (None, "support", "head", "llm"):
+        raise BiociteError(f"--judge must be support, head or llm, not {judge!r}")
     chosen = parse_metrics(metrics)
     if compare:
         if len(compare) != 2 or runs:

@@ -98,6 +98,7 @@ class PairClassifier:
         max_length: int = 256,
         seed: int = 13,
         progress: bool = True,
+        device: str = "cpu",
     ) -> PairClassifier:
         import torch
         from sentence_transformers import CrossEncoder, InputExample
@@ -119,7 +120,7 @@ class PairClassifier:
             str(backbone),
             num_labels=len(label_set),
             max_length=max_length,
-            device="cpu",
+            device=device,
             local_files_only=True,
             activation_fn=torch.nn.Identity(),
         )
@@ -146,6 +147,8 @@ class PairClassifier:
                 show_progress_bar=progress,
             )
         model.model.eval()
+        if device != "cpu":  # artifacts and inference stay on the CPU
+            model.to("cpu")
         meta = {
             "backbone": str(backbone),
             "train_pairs": len(pairs),

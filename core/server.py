@@ -3,6 +3,7 @@
     POST /v1/ask          the Answer JSON            POST /v1/ask/stream   the same as server-sent events
     GET  /v1/search       hybrid search hits         GET  /v1/documents    abstracts with sentence offsets
     POST /v1/evaluate     per-answer evaluator check GET  /healthz         liveness + queue state
+    POST /v1/check        support verdict of a claim against PMIDs or text (the support model)
     GET  /                the web page (core/web/)   GET  /openapi.json    the schema
 
 Local models answer one request at a time: /v1/ask, /v1/ask/stream and /v1/evaluate wait in one bounded
@@ -39,6 +40,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from starlette.types import Receive, Scope, Send
 
+from biocite.claim_check import CheckRequest, CheckResult
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
 from biocite.evaluator.evaluate import QuestionResult
 from biocite.records import Answer, SearchHit, check_pmid
@@ -357,6 +359,7 @@ class Service:
         self._agent = agent
         self._lock = threading.Lock()
         self._evaluators: dict[tuple[str, ...], Any] = {}
+        self._support: Any = None
         self.runs: set[AgentRun] = set()
 
     def agent(self) -> Any:
@@ -473,6 +476,19 @@ class Service:
                              journal=doc.journal, url=doc.url, sentences=sentences)
             )  # fmt: skip
         return views
+
+    def check(self, body: CheckRequest) -> CheckResult:
+        from biocite.claim_check import check_requests
+        from biocite.support import SupportModel
+
+        with self._lock:
+            if self._support is None:
+                self._support = SupportModel.load(self.settings)
+        fetch = None
+        if body.pmids:
+            store = self.agent().retriever.index.docs
+            fetch = lambda pmids: store.get_many(list(pmids))  # noqa: E731
+        return check_requests(self._support, [body], fetch, ["request"])[0]
 
     def shutdown(self) -> None:
         for run in list(self.runs):
@@ -764,6 +780,12 @@ def create_app(settings: Settings, *, agent: Any | None = None) -> FastAPI:
             if status_for(exc) == 500:
                 log.exception("evaluation failed")
             raise HTTPException(status_for(exc), describe(exc)) from None
+
+    @v1.post("/check", response_model=CheckResult, tags=["answers"])
+    async def check(body: CheckRequest) -> Any:
+        """Does the evidence (indexed PMIDs or given text) support the claim? Calibrated probabilities of
+        supports / contradicts / neutral / not_relevant, evidence sentences and phrases with offsets."""
+        return await service.in_search_thread(service.check, body)
 
     app.include_router(v1)
     if WEB_DIR.is_dir():

@@ -99,6 +99,9 @@ class AgentSettings(BaseModel):
     max_words: int = 150
     max_citations_per_sentence: int = 3
     min_support: float = 0.5  # verified support probability needed to keep a sentence
+    # who verifies a generated sentence against its cited evidence: the support model (core/support.py,
+    # calibrated P(supports)) or the generating LLM's P(yes); an injected `judge` always wins (tests)
+    verifier: Literal["support", "llm"] = "support"
     max_question_chars: int = 1000
     # Added by the agent (issue 3); read by agent/graph.py.
     min_top_relevance: float = 0.55  # the best evidence sentence must reach this (bench/agent_calibrate.py)
@@ -123,7 +126,9 @@ class AgentSettings(BaseModel):
 
 class EvaluatorSettings(BaseModel):
     nugget_model: str = "minilm"
-    judge: Literal["llm", "head"] = "head"
+    # "support": citation support/correctness by the support model (core/support.py), completeness by the
+    # trained head; both are trained once on first use. "head"/"llm": the earlier judges.
+    judge: Literal["support", "llm", "head"] = "support"
     bootstrap_samples: int = 1000
     seed: int = 13
     nuggetizer: Literal["clause", "llm"] = "clause"
@@ -134,6 +139,23 @@ class EvaluatorSettings(BaseModel):
     llm_windows: int = 2  # LLM judge: abstract windows judged per citation (most similar first); head: all
     # extra BM25 abstracts per question for correctness / misattribution (0 = trace only)
     retrieved_k: int = 0
+
+
+class SupportSettings(BaseModel):
+    """The support model (core/support.py, issue 13): training recipe and where the artifact lives."""
+
+    path: Path | None = None  # default: <home>/models/support/
+    backbone: str = "minilm"  # "minilm", "mpnet" or a sentence-transformers folder
+    device: str = "auto"  # training device: "auto" (cuda when available), "cpu", "cuda"
+    train_pairs: int = Field(default=2800, ge=40)  # balanced over the 4 labels
+    epochs: int = Field(default=1, ge=1)
+    batch_size: int = Field(default=16, ge=1)
+    lr: float = 5e-5
+    max_length: int = Field(default=80, ge=16)  # tokens of (claim, sentence)
+    max_sentences: int = Field(default=10, ge=1)  # sentences scored per passage (most claim words first)
+    calibration_claims: int = Field(default=150, ge=10)  # held-back train claims fitting the aggregator
+    calibration_hard_per_type: int = Field(default=20, ge=0)
+    seed: int = 13
 
 
 class BatchSettings(BaseModel):
@@ -181,6 +203,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     evaluator: EvaluatorSettings = Field(default_factory=EvaluatorSettings)
+    support: SupportSettings = Field(default_factory=SupportSettings)
     batch: BatchSettings = Field(default_factory=BatchSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 

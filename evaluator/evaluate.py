@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from biocite.evaluator.judges import UNDETERMINED, Judge, JudgeCache
 from biocite.evaluator.nuggets import MatchModel, NuggetResult, clause_nuggets, score_nuggets
 from biocite.evaluator.runs import Run, RunEntry
-from biocite.evaluator.sources import AbstractSource, doc_sentences, windows
+from biocite.evaluator.sources import WINDOW, AbstractSource, doc_sentences, windows
 
 ALL_METRICS = ("completeness", "correctness", "citation", "nuggets")
 SCORE_NAMES = (
@@ -231,9 +231,11 @@ class Evaluator:
                 retrieved = list(dict.fromkeys([*retrieved, *self.retrieve(entry.question)]))
         all_pmids = list(dict.fromkeys([p for ps in cited for p in ps] + retrieved))
         docs = self.source.get_many(all_pmids)
+        whole = getattr(self.support_judge, "whole_passage", False)  # the support model reads abstracts
         doc_windows = {
-            p: windows(doc_sentences(d, self.source if hasattr(self.source, "sentences") else None))
+            p: windows(sents, size=len(sents) if whole else WINDOW)
             for p, d in docs.items()
+            for sents in [doc_sentences(d, self.source if hasattr(self.source, "sentences") else None)]
         }
         uncited = self._uncited_candidates([s.text for s in result.sentences], cited, retrieved, doc_windows)
         # One batch of (sentence, window) pairs for the whole question.

@@ -131,6 +131,47 @@ class HeadJudge:
         return [v for v in out if v is not None]
 
 
+class SupportJudge:
+    """biocite's support model (core/support.py) as the evaluator's citation-support judge. It reads a
+    whole abstract at once (`whole_passage`): its sentence scores and learned aggregation replace the
+    3-sentence windows."""
+
+    prompt_version = "support-model-v1"
+    whole_passage = True
+
+    def __init__(self, model: Any, cache: JudgeCache) -> None:
+        self.model = model
+        self.cache = cache
+        self.labels = list(SUPPORT_LABELS)
+        self.name = str(model.name)
+
+    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[Verdict]:
+        from biocite.support import to_evaluator_label
+
+        keys = [JudgeCache.key(self.name, self.prompt_version, "support", p) for p in pairs]
+        out: list[Verdict | None] = []
+        for key in keys:
+            hit = self.cache.get(key)
+            out.append(
+                Verdict(label=hit["label"], probs=hit.get("probs"), raw=hit["raw"], cached=True)
+                if hit
+                else None
+            )
+        todo = [i for i, v in enumerate(out) if v is None]
+        verdicts = self.model.check_many([pairs[i] for i in todo]) if todo else []
+        for i, v in zip(todo, verdicts, strict=True):
+            probs = {to_evaluator_label(k): p for k, p in v.probs.items()}
+            label = to_evaluator_label(v.label)
+            raw = json.dumps(probs)
+            self.cache.put(
+                keys[i],
+                {"model": self.name, "prompt_version": self.prompt_version, "task": "support",
+                 "input": list(pairs[i]), "raw": raw, "label": label, "probs": probs},
+            )  # fmt: skip
+            out[i] = Verdict(label=label, probs=probs, raw=raw)
+        return [v for v in out if v is not None]
+
+
 # --- the LLM judge ------------------------------------------------------------------------------------
 
 PROMPT_VERSION = "llm-judge-v1"

@@ -11,7 +11,7 @@ from typing import Any
 from biocite import jsonfile
 from biocite.errors import InputError, ModelError
 from biocite.evaluator.evaluate import ALL_METRICS, Evaluator, QuestionResult, compare, summarise
-from biocite.evaluator.judges import HeadJudge, JudgeCache, LLMJudge
+from biocite.evaluator.judges import HeadJudge, JudgeCache, LLMJudge, SupportJudge
 from biocite.evaluator.nuggets import MatchModel, clause_nuggets, parse_llm_nuggets
 from biocite.evaluator.runs import Run, RunEntry, load_run
 from biocite.evaluator.sources import AbstractSource
@@ -80,6 +80,20 @@ def _embedder(settings: Settings) -> Any:
 
 
 def _judge(settings: Settings, task: str, cache: JudgeCache, kind: str) -> Any:
+    if kind == "support" and task == "citation":
+        from biocite.support import SupportModel
+
+        return SupportJudge(SupportModel.load(settings), cache)
+    if kind == "support":  # completeness: the trained head, trained once on first use
+        kind = "head"
+        folder = head_path(settings, task)
+        if not (folder / "meta.json").is_file():
+            import sys
+
+            from biocite.evaluator.heads import train_head
+
+            print(f"biocite: training the {task} head once into {folder}", file=sys.stderr)
+            train_head(task, folder, seed=settings.evaluator.seed, epochs=1)
     if kind == "llm":
         from biocite.agent.llm import make_chat_model
 
@@ -90,6 +104,20 @@ def _judge(settings: Settings, task: str, cache: JudgeCache, kind: str) -> Any:
     if not (folder / "meta.json").is_file():
         raise ModelError(f"no {task} head at {folder}; run `biocite calibrate {task}` first")
     return HeadJudge(PairClassifier.load(folder), task, cache)
+
+
+def load_or_calibrate_matcher(settings: Settings) -> MatchModel:
+    """The nugget matcher; fitted once on first use (K-QA train questions, about a minute)."""
+    path = matcher_path(settings)
+    if not path.is_file():
+        import sys
+
+        from biocite.evaluator.calibrate import calibrate_nuggets
+
+        print(f"biocite: calibrating the nugget matcher once into {path}", file=sys.stderr)
+        ev = settings.evaluator
+        calibrate_nuggets(_embedder(settings), embedder_name=ev.nugget_model, seed=ev.seed).save(path)
+    return MatchModel.load(path)
 
 
 def _llm_nuggetizer(settings: Settings, cache: JudgeCache) -> Any:
@@ -157,7 +185,7 @@ def build_evaluator(
     embed = _embedder(settings) if ({"nuggets", "correctness"} & set(metrics) or kind == "llm") else None
     matcher = None
     if "nuggets" in metrics and gold:
-        matcher = MatchModel.load(matcher_path(settings))
+        matcher = load_or_calibrate_matcher(settings)
         info["nugget_matcher"] = matcher.model_id
     completeness = _judge(settings, "completeness", cache, kind) if "completeness" in metrics else None
     support = (

@@ -12,6 +12,18 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+# The support model (core/support.py) trains itself on first use. Tests share one TINY version per session
+# (seconds, not minutes): its quality is not what they check. bench/support_model.py scores the real one.
+_SUPPORT_DIR = Path(os.environ.get("PYTEST_SUPPORT_DIR", "/tmp")) / f"biocite-test-support-{os.getpid()}"
+for _key, _value in {
+    "BIOCITE_SUPPORT__PATH": str(_SUPPORT_DIR),
+    "BIOCITE_SUPPORT__TRAIN_PAIRS": "96",
+    "BIOCITE_SUPPORT__MAX_LENGTH": "48",
+    "BIOCITE_SUPPORT__CALIBRATION_CLAIMS": "24",
+    "BIOCITE_SUPPORT__CALIBRATION_HARD_PER_TYPE": "3",
+}.items():
+    os.environ.setdefault(_key, _value)
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
 
@@ -78,3 +90,9 @@ def biocite_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("BIOCITE_HOME", str(home))
     return home
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    import shutil
+
+    shutil.rmtree(_SUPPORT_DIR, ignore_errors=True)

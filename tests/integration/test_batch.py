@@ -135,6 +135,7 @@ def test_report_on_a_small_run(setup, tmp_path: Path) -> None:
         update={
             "evaluator": settings.evaluator.model_copy(
                 update={
+                    "judge": "head",
                     "citation_head": tmp_path / "citation_head",
                     "completeness_head": tmp_path / "completeness_head",
                     "nugget_matcher": tmp_path / "matcher.json",

@@ -69,6 +69,7 @@ def test_evaluate_compare_and_cache(tmp_path, embed) -> None:
         "default",
         [
             f"home={tmp_path}",
+            "evaluator.judge=head",
             f"evaluator.citation_head={tmp_path / 'citation_head'}",
             f"evaluator.nugget_matcher={tmp_path / 'matcher.json'}",
             "evaluator.bootstrap_samples=200",

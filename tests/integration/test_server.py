@@ -261,7 +261,7 @@ def test_evaluate_one_answer_with_real_heads(setup, client, tmp_path) -> None:
     completeness = tiny_head(tmp_path / "completeness", [("Does aspirin work?", "Aspirin lowered fever."),
                              ("Does aspirin work?", "The trial was in Oslo.")], ["Required", "Unnecessary"],
                              ["Required", "Unnecessary", "Borderline"])  # fmt: skip
-    ev = settings.evaluator.model_copy(update={"citation_head": citation, "completeness_head": completeness})
+    ev = settings.evaluator.model_copy(update={"judge": "head", "citation_head": citation, "completeness_head": completeness})
     app = create_app(settings.model_copy(update={"evaluator": ev}), agent=agent)
     with TestClient(app) as c:
         question = questions[QUESTION_PMIDS[0]]
@@ -286,7 +286,7 @@ def test_evaluate_one_answer_with_real_heads(setup, client, tmp_path) -> None:
             c.post("/v1/evaluate", json={"question": question, "answer": abstained}).json()["outcome"]
             == "abstained"
         )
-    missing = settings.evaluator.model_copy(update={"citation_head": tmp_path / "nothing"})
+    missing = settings.evaluator.model_copy(update={"judge": "head", "citation_head": tmp_path / "nothing"})
     with TestClient(create_app(settings.model_copy(update={"evaluator": missing}), agent=agent)) as c:
         failed = c.post(
             "/v1/evaluate", json={"question": question, "answer": answer, "metrics": ["citation"]}

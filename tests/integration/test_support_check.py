@@ -1,0 +1,169 @@
+"""`biocite check` through the installed executable and `POST /v1/check` over a socket, on the real
+(tiny, session-trained: see conftest.py) support model and a real index of four abstracts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from biocite.index.build import build_index
+from biocite.settings import Settings, load_settings
+from biocite.support import LABELS, SupportModel
+from tests.conftest import MINI_CORPUS, REPO, write_jsonl
+
+CLAIM = "Aspirin reduced recurrent stroke."
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, SupportModel]:
+    root = tmp_path_factory.mktemp("check")
+    write_jsonl(root / "mini.jsonl", MINI_CORPUS)
+    settings = load_settings("test", [f"home={root / 'home'}", f"index.dir={root / 'index'}"])
+    build_index(settings, [root / "mini.jsonl"], progress=False)
+    return settings, SupportModel.load(settings)  # trains the tiny model once (conftest)
+
+
+def biocite(settings: Settings, *args: str) -> subprocess.CompletedProcess:
+    exe = shutil.which("biocite") or str(Path(sys.executable).with_name("biocite"))
+    overrides = ["--set", f"home={settings.home}", "--set", f"index.dir={settings.index_dir}"]
+    return subprocess.run(
+        [exe, *args, "--preset", "test", *overrides], capture_output=True, text=True, timeout=300, cwd=REPO
+    )
+
+
+def check_verdict(doc: dict, evidence: str) -> None:
+    assert doc["label"] in LABELS
+    assert abs(sum(doc["probs"].values()) - 1) < 1e-3
+    for ev in doc["evidence"]:
+        assert evidence[ev["start"] : ev["end"]] == ev["text"]
+        for span in ev["phrases"]:
+            assert evidence[span["start"] : span["end"]] == span["text"]
+
+
+def test_check_claim_against_pmids_and_text(setup) -> None:
+    settings, _ = setup
+    done = biocite(settings, "check", CLAIM, "--pmid", "1001", "--pmid", "1002", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    abstracts = {d["pmid"]: d["abstract"] for d in MINI_CORPUS}
+    assert {s["pmid"] for s in doc["sources"]} == {"1001", "1002"}
+    for source in doc["sources"]:
+        check_verdict(source, abstracts[source["pmid"]])
+    text = MINI_CORPUS[0]["abstract"]
+    done = biocite(settings, "check", CLAIM, "--text", text, "--json")
+    assert done.returncode == 0, done.stderr
+    check_verdict(json.loads(done.stdout), text)
+    readable = biocite(settings, "check", CLAIM, "--text", text)
+    assert readable.returncode == 0 and "P(supports)" in readable.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "", "--text", "x"], "claim is empty"),
+        (["check", CLAIM, "--pmid", "424242"], "unknown PMID 424242"),
+        (["check", CLAIM], "give the evidence"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(setup, args, message) -> None:
+    settings, _ = setup
+    done = biocite(settings, *args)
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_pairs_file_one_verdict_per_line(setup, tmp_path) -> None:
+    settings, _ = setup
+    rows = [
+        {"claim": CLAIM, "evidence": MINI_CORPUS[0]["abstract"]},
+        {"claim": "Metformin lowered weight gain.", "pmids": ["1003"]},
+        {"claim": "Vitamin D prevents hip fractures.", "pmids": ["1004", "1001"]},
+    ]
+    path = write_jsonl(tmp_path / "pairs.jsonl", rows)
+    done = biocite(settings, "check", "--pairs", str(path))
+    assert done.returncode == 0, done.stderr
+    out = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(out) == 3 and [o["claim"] for o in out] == [r["claim"] for r in rows]
+    check_verdict(out[0], rows[0]["evidence"])
+    path.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"claim": "x", "pmids": ["77"]}) + "\n")
+    bad = biocite(settings, "check", "--pairs", str(path))
+    assert bad.returncode == 2 and "pairs.jsonl:2" in bad.stderr and "unknown PMID 77" in bad.stderr
+
+
+def test_run_audit_writes_json_and_html(setup, tmp_path) -> None:
+    settings, _ = setup
+    run = {
+        "team_id": "t",
+        "run_name": "r1",
+        "contact_email": "",
+        "results": [
+            {
+                "topic_id": "1",
+                "question": "Does aspirin prevent stroke?",
+                "responses": [
+                    {"text": "Aspirin reduced recurrent stroke.", "citations": ["1001"]},
+                    {"text": "Knee function did not differ.", "citations": ["1002", "1003"]},
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run))
+    done = biocite(settings, "check", "--run", str(path), "--out", str(tmp_path / "out"), "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["citations"] == 3
+    doc = json.loads((tmp_path / "out" / "check.json").read_text())
+    labels = [c["label"] for s in doc["topics"][0]["sentences"] for c in s["citations"]]
+    assert set(labels) <= {"Supports", "Contradicts", "Neutral", "Not relevant"} and len(labels) == 3
+    assert "PMID 1001" in (tmp_path / "out" / "check.html").read_text()
+    path.write_text("{not a run")
+    bad = biocite(settings, "check", "--run", str(path))
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_server_check_over_a_socket(setup) -> None:
+    import uvicorn
+
+    from biocite.server import create_app
+
+    settings, _ = setup
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="error")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.time() + 60
+        while not server.started and time.time() < deadline:
+            time.sleep(0.1)
+        base = f"http://127.0.0.1:{port}"
+        r = httpx.post(f"{base}/v1/check", json={"claim": CLAIM, "pmids": ["1001"]}, timeout=120)
+        assert r.status_code == 200, r.text
+        doc = r.json()
+        assert doc["pmid"] == "1001"
+        check_verdict(doc, MINI_CORPUS[0]["abstract"])
+        r = httpx.post(
+            f"{base}/v1/check", json={"claim": CLAIM, "text": "Aspirin reduced stroke."}, timeout=60
+        )
+        assert r.status_code == 200 and r.json()["pmid"] is None
+        r = httpx.post(f"{base}/v1/check", json={"claim": CLAIM, "pmids": ["999"]}, timeout=60)
+        assert r.status_code == 422 and "unknown PMID 999" in r.json()["detail"]
+        r = httpx.post(f"{base}/v1/check", json={"claim": " ", "text": "x"}, timeout=60)
+        assert r.status_code == 422
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

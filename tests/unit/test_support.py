@@ -1,0 +1,122 @@
+"""The support model's data, features and input checks (no model weights needed)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from biocite.claim_check import parse_pairs
+from biocite.errors import InputError
+from biocite.support import LABELS, Aggregator, cheap_features, passage_features, phrases, sentence_spans
+from biocite.support_data import (
+    HARD_LABEL,
+    TEMPLATES,
+    Pair,
+    balanced,
+    bucket,
+    calibration_side,
+    citint_claims,
+    clean_claim,
+    fingerprint,
+    hard_cases,
+)
+
+
+def test_phrases_have_exact_offsets_and_join_across_stopwords() -> None:
+    text = "Intro. Aspirin reduced the risk of recurrent stroke by 22%."
+    start = text.index("Aspirin")
+    spans = phrases("Aspirin lowers the risk of stroke", text, start, len(text))
+    assert spans and all(text[s.start : s.end] == s.text for s in spans)
+    assert spans[0].text.startswith("Aspirin")
+    assert any("risk of recurrent stroke" in s.text or s.text == "stroke" for s in spans)
+
+
+def test_sentence_spans_index_the_text() -> None:
+    text = "Aspirin reduced stroke. Bleeding was rare (P<.05). Costs fell."
+    spans = sentence_spans(text)
+    assert len(spans) == 3
+    assert [text[a:b] for a, b in spans][1] == "Bleeding was rare (P<.05)."
+
+
+def test_every_perturbation_type_has_train_and_held_out_templates() -> None:
+    for kind, templates in TEMPLATES.items():
+        flags = {held for _, held in templates.values()}
+        assert flags == {True, False}, kind
+        assert HARD_LABEL[kind] != "supports"
+
+
+def test_hard_cases_change_the_claim_and_keep_template_sets_apart() -> None:
+    claims, _ = citint_claims("dev")
+    train = hard_cases(claims, held_out=False, seed=1)
+    held = hard_cases(claims, held_out=True, seed=1)
+    held_names = {n for t in TEMPLATES.values() for n, (_, h) in t.items() if h}
+    assert train and held
+    assert not {p.template for p in train} & held_names
+    assert {p.template for p in held} <= held_names
+    by_id = {c.id: c for c in claims}
+    assert all(p.claim != by_id[p.group].claim and p.label != "supports" for p in train + held)
+    assert {p.source.split(":")[1] for p in held} == set(HARD_LABEL)
+
+
+def test_direction_flip_and_number_change() -> None:
+    flip = TEMPLATES["direction"]["up_down"][0]
+    assert flip("Exercise increased insulin sensitivity.", random.Random(0), []) == (
+        "Exercise decreased insulin sensitivity."
+    )
+    change = TEMPLATES["number"]["replace"][0]
+    new = change("Mortality fell by 22% in COVID-19 patients.", random.Random(0), [])
+    assert new is not None and "22%" not in new and "COVID-19" in new
+
+
+def test_clean_claim_drops_citation_markers() -> None:
+    assert clean_claim("Aspirin works [<|cit|>] and (<|other_cit|>) helps.") == "Aspirin works and helps."
+
+
+def test_splits_are_seeded_and_stable() -> None:
+    assert bucket("Question A", 13) == bucket("question  a", 13)
+    assert bucket("Question A", 13) != bucket("Question A", 14)
+    share = np.mean([calibration_side(f"claim{i}", 13) for i in range(2000)])
+    assert 0.1 < share < 0.2
+
+
+def test_balanced_is_deterministic_and_balances_labels() -> None:
+    pairs = [Pair(f"c{i}", "e", LABELS[i % 4] if i < 400 else "supports", "s", f"g{i}") for i in range(800)]
+    a, b = balanced(pairs, 200, 3), balanced(pairs, 200, 3)
+    assert a == b and fingerprint(a) == fingerprint(b)
+    assert {lab: sum(p.label == lab for p in a) for lab in LABELS} == dict.fromkeys(LABELS, 50)
+
+
+def test_cheap_features_and_aggregator_probabilities() -> None:
+    assert cheap_features("Mortality fell by 22%.", "It fell by 22% overall.")[0] == 1.0
+    assert cheap_features("Mortality fell by 22%.", "It fell by 35% overall.")[0] == 0.0
+    rng = np.random.default_rng(0)
+    x = np.stack(
+        [passage_features(rng.dirichlet(np.ones(4), size=5), rng.random(5), [1.0, 0.5]) for _ in range(40)]
+    )
+    y = [LABELS[i % 4] for i in range(40)]
+    agg = Aggregator.fit(x, y, seed=0)
+    p = agg.predict_proba(x)
+    assert p.shape == (40, 4) and np.allclose(p.sum(axis=1), 1)
+    again = Aggregator.model_validate_json(agg.model_dump_json())
+    assert np.allclose(again.predict_proba(x), p)
+
+
+def test_pairs_file_errors_name_the_line(tmp_path) -> None:
+    good = {"claim": "Aspirin reduces stroke.", "evidence": "Aspirin reduced stroke."}
+    cases = {
+        "not JSON": "{oops",
+        "field 'evidence' or 'pmids' is missing": json.dumps({"claim": "x"}),
+        "the claim is empty": json.dumps({"claim": " ", "evidence": "y"}),
+        "field 'pmids' must be": json.dumps({"claim": "x", "pmids": []}),
+    }
+    for message, bad in cases.items():
+        path = tmp_path / "pairs.jsonl"
+        path.write_text(json.dumps(good) + "\n" + bad + "\n")
+        with pytest.raises(InputError, match=f"pairs.jsonl:2: .*{message}"):
+            parse_pairs(path)
+    path.write_text(json.dumps(good) + "\n" + json.dumps({"claim": "y", "pmids": ["1", 2]}) + "\n")
+    rows = parse_pairs(path)
+    assert [n for n, _ in rows] == [1, 2] and rows[1][1].pmids == ["1", "2"]
