@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from biocite.index.tokenize import STOPWORDS, tokenize
+from biocite.tokenize import STOPWORDS, tokenize
 from biocite.records import Document
 
 # Words of question templates and generic outcome words: they never make a concept on their own.

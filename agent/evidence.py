@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from biocite.index.tokenize import tokenize
+from biocite.tokenize import tokenize
 from biocite.records import Document, Evidence, Sentence, Span
 
 

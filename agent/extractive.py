@@ -3,7 +3,7 @@ abstract. It is the fallback when the LLM fails and the baseline in the benchmar
 
 from __future__ import annotations
 
-from biocite.agent.citations import count_words
+from biocite.citations import count_words
 from biocite.records import AnswerSentence, Citation, Evidence
 
 

@@ -34,7 +34,7 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
 from biocite.agent.checks import check_question
-from biocite.agent.citations import DraftSentence, count_words, drop_repeats, parse_generation
+from biocite.citations import DraftSentence, count_words, drop_repeats, parse_generation
 from biocite.agent.coverage import DocumentFrequencies, coverage, key_concepts
 from biocite.agent.evidence import RelevanceWeights, VectorCache, content_terms, select_evidence
 from biocite.agent.extractive import extractive_sentences
@@ -44,7 +44,7 @@ from biocite.agent.state import AgentState, Turn, fresh_turn
 from biocite.agent.synthesis import acceptable_query, polish
 from biocite.agent.verdict import VerdictModel, load_verdict, question_type, top_evidence
 from biocite.errors import BiociteError, ModelError
-from biocite.index.tokenize import tokenize
+from biocite.tokenize import tokenize
 from biocite.records import (
     Answer,
     AnswerSentence,
@@ -83,7 +83,7 @@ def make_checkpointer() -> BaseCheckpointSaver:
             "Sentence",
         )  # fmt: skip
     ]
-    allowed += [("biocite.agent.citations", "DraftSentence"), ("biocite.agent.state", "Turn")]
+    allowed += [("biocite.citations", "DraftSentence"), ("biocite.agent.state", "Turn")]
     return InMemorySaver(serde=JsonPlusSerializer(allowed_msgpack_modules=allowed))
 
 
@@ -106,7 +106,7 @@ class Agent:
     """Answers questions from the index. One instance per settings; `ask` for one answer, `stream` for events.
 
     `retriever`, `chat_model` and `judge` are injected in tests; by default they come from the index and
-    the LLM layer (`biocite.agent.llm`), created on first use.
+    the LLM layer (`biocite.llm`), created on first use.
     """
 
     def __init__(
@@ -180,7 +180,7 @@ class Agent:
     @property
     def chat_model(self) -> BaseChatModel:
         if self._chat_model is None:
-            from biocite.agent.llm import make_chat_model
+            from biocite.llm import make_chat_model
 
             self._chat_model = make_chat_model(self.settings)
         return self._chat_model
@@ -188,7 +188,7 @@ class Agent:
     def judge(self, messages: list[BaseMessage]) -> float | None:
         if self._judge is not None:
             return self._judge(messages)
-        from biocite.agent.llm import yes_probability
+        from biocite.llm import yes_probability
 
         return yes_probability(self.chat_model, messages)
 

@@ -7,7 +7,7 @@ from typing import Annotated, TypedDict
 
 from pydantic import BaseModel, Field
 
-from biocite.agent.citations import DraftSentence
+from biocite.citations import DraftSentence
 from biocite.records import Answer, AnswerSentence, Evidence, NodeTiming, SearchHit
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from biocite.index.tokenize import tokenize
+from biocite.tokenize import tokenize
 from biocite.records import Answer, AnswerSentence, Citation, Evidence
 
 # 12, 0.05, 1,200, 95%, 3.5-fold; "P<0.05" gives 0.05. A lone "1" or "2" in words ("type 2") counts too.

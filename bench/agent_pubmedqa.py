@@ -82,7 +82,7 @@ class LLMSupportJudge:
     """A second opinion from another LLM (e.g. qwen0.5b): P(yes) of the agent's support prompt >= 0.5."""
 
     def __init__(self, settings: Settings, model: str) -> None:
-        from biocite.agent.llm import make_chat_model
+        from biocite.llm import make_chat_model
 
         other = settings.model_copy(deep=True)
         other.llm.model = model
@@ -92,7 +92,7 @@ class LLMSupportJudge:
     def judge(self, pairs):  # noqa: ANN001, ANN201 - the evaluator's Judge shape
         from types import SimpleNamespace
 
-        from biocite.agent.llm import yes_probability
+        from biocite.llm import yes_probability
         from biocite.agent.prompting import load_prompt
 
         prompt = load_prompt("support")
@@ -109,7 +109,7 @@ def citation_judge(settings: Settings, llm_model: str | None = None):  # noqa: A
         return LLMSupportJudge(settings, llm_model)
     try:
         from biocite.evaluator.judges import JudgeCache
-        from biocite.evaluator.pipeline import _judge
+        from biocite.app.evaluation import _judge
 
         return _judge(settings, "citation", JudgeCache(None), "head")
     except Exception as exc:  # noqa: BLE001 - optional independent check

@@ -42,7 +42,7 @@ from biocite.evaluator.judges import (  # noqa: E402
 )
 from biocite.evaluator.kqa import load_nli_labels, load_questions, split_of  # noqa: E402
 from biocite.evaluator.nuggets import MatchModel, greedy_match  # noqa: E402
-from biocite.evaluator.pipeline import _embedder, cache_path, head_path, matcher_path  # noqa: E402
+from biocite.app.evaluation import _embedder, cache_path, head_path, matcher_path  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 BIOACE_COSINE = 0.6267
@@ -111,7 +111,7 @@ def same_sample(settings, task: str, pairs, labels) -> tuple:
 
 
 def llm_report(settings, task: str, pairs, labels, label_space) -> tuple[dict, int, float]:
-    from biocite.agent.llm import make_chat_model
+    from biocite.llm import make_chat_model
 
     judge = LLMJudge(
         make_chat_model(settings),

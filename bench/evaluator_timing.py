@@ -53,7 +53,7 @@ def retrieval_run(settings, path: Path, hits_per_topic: int = 4) -> Path:
 
 
 def main() -> None:
-    from biocite.evaluator.pipeline import cache_path, evaluate_run_file, parse_metrics
+    from biocite.app.evaluation import cache_path, evaluate_run_file, parse_metrics
 
     ap = argparse.ArgumentParser()
     ap.add_argument("run", nargs="?", type=Path)

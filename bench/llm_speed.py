@@ -19,7 +19,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import psutil
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from biocite.agent.llm import LlamaCppChatModel, unload_models, yes_probability
+from biocite.llm import LlamaCppChatModel, unload_models, yes_probability
 from biocite.models import model_path
 from biocite.settings import Settings
 

@@ -120,7 +120,7 @@ def build(n_docs: int, out: Path, source: Path) -> dict[str, float]:
     from biocite.index.lexical import TantivyBM25
     from biocite.index.rerank import load_questions
     from biocite.index.store import DocStore, Manifest, now, write_manifest
-    from biocite.index.tokenize import tokenize
+    from biocite.tokenize import tokenize
 
     times: dict[str, float] = {}
     index_dir = out / "index"

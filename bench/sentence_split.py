@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from biocite.index import sentences
+from biocite import sentences
 from biocite.records import Document
 
 SENTENCE = "Patients with migraine received riboflavin 400 mg daily for three months (p<.05). "

@@ -1,3 +1,3 @@
-from biocite.cli import main
+from biocite.app.cli import main
 
 main()

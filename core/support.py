@@ -57,7 +57,7 @@ class SupportVerdict(BaseModel):
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Sentences of free text as (start, end) offsets (the index's splitter)."""
-    from biocite.index.sentences import sentence_spans as spans
+    from biocite.sentences import sentence_spans as spans
     from biocite.records import Document
 
     return spans(Document(pmid="1", abstract=text)) if text.strip() else []

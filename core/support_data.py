@@ -142,14 +142,14 @@ class NearMiss:
 
     def __init__(self, docs: dict[str, list[str]]) -> None:
         from biocite.index.bm25 import BM25Index
-        from biocite.index.tokenize import tokenize_many
+        from biocite.tokenize import tokenize_many
 
         self.ids = sorted(docs)
         self.docs = docs
         self.bm25 = BM25Index.build(tokenize_many(" ".join(docs[i]) for i in self.ids), self.ids)
 
     def other(self, text: str, exclude: str) -> str | None:
-        from biocite.index.tokenize import tokenize
+        from biocite.tokenize import tokenize
 
         for doc_id, _ in self.bm25.search(tokenize(text), k=3):
             if doc_id != exclude:

@@ -220,7 +220,7 @@ def parse_label(raw: str, labels: Sequence[str]) -> str:
 
 
 class LLMJudge:
-    """The chat model from `biocite.agent.llm`; asks for one label word; unparseable -> undetermined."""
+    """The chat model from `biocite.llm`; asks for one label word; unparseable -> undetermined."""
 
     def __init__(self, chat_model: Any, model_name: str, task: str, cache: JudgeCache) -> None:
         self.chat_model = chat_model

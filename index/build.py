@@ -28,7 +28,7 @@ from biocite.index.distributed import RayBuild
 from biocite.index.ivfpq import IvfPqIndex, IvfPqParams
 from biocite.index.lexical import TantivyBM25
 from biocite.index.readers import Deletion, ReadStats, expand_paths, iter_records
-from biocite.index.sentences import split_sentences
+from biocite.sentences import split_sentences
 from biocite.index.store import (
     MANIFEST_VERSION,
     DocStore,
@@ -46,7 +46,7 @@ from biocite.index.store import (
     verify_index,
     write_manifest,
 )
-from biocite.index.tokenize import tokenize
+from biocite.tokenize import tokenize
 from biocite.records import Document, Sentence, check_pmid
 from biocite.settings import Settings
 

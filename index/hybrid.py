@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from biocite.errors import BiociteError
-from biocite.index.tokenize import tokenize
+from biocite.tokenize import tokenize
 from biocite.records import Document, SearchHit, Sentence
 from biocite.settings import Settings
 

@@ -1,5 +1,5 @@
 """The chat page end to end in headless Chromium (Debian's `chromium`, driven by Playwright; no browser
-download): a real index of a small fixture corpus, the real app from `biocite.server.create_app` served by
+download): a real index of a small fixture corpus, the real app from `biocite.app.server.create_app` served by
 uvicorn on a loopback port, extractive mode (no LLM).
 
 Checked: a cited answer with numbered markers and a PubMed-linked reference list; hovering (and keyboard
@@ -177,7 +177,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
 
 def make_app(settings, agent, token: str | None):
     """`create_app` with the API token variable set to `token` (or unset) while the app reads it."""
-    from biocite.server import create_app
+    from biocite.app.server import create_app
 
     name = settings.server.token_env
     saved = os.environ.pop(name, None)

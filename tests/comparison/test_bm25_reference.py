@@ -14,7 +14,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from biocite.index.bm25 import BM25Index
-from biocite.index.tokenize import tokenize, tokenize_many
+from biocite.tokenize import tokenize, tokenize_many
 from biocite.settings import DATA_DIR
 
 K = 10

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from biocite.agent.batch import journal_path, read_journal, run_batch
-from biocite.agent.batchreport import report_run
-from biocite.agent.runfiles import load_topics, validate_run
+from biocite.app.batch import journal_path, read_journal, run_batch
+from biocite.app.batchreport import report_run
+from biocite.app.runfiles import load_topics, validate_run
 from biocite.index.build import build_index
 from biocite.index.hybrid import clear_retriever_cache
 from biocite.settings import Settings, load_settings

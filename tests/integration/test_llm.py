@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from biocite.agent import llm
+from biocite import llm
 from biocite.errors import ModelError
 from biocite.models import install_models
 from biocite.settings import Settings

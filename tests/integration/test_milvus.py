@@ -9,7 +9,7 @@ import pytest
 
 from biocite.errors import IndexMismatchError
 from biocite.index.milvus import MilvusIndex
-from biocite.index.tokenize import tokenize
+from biocite.tokenize import tokenize
 from tests.conftest import MINI_CORPUS
 
 

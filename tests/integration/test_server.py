@@ -24,7 +24,7 @@ from biocite.evaluator.judges import COMPLETENESS_LABELS, SUPPORT_LABELS
 from biocite.index.build import build_index
 from biocite.index.hybrid import clear_retriever_cache
 from biocite.records import Answer, AnswerSentence, Citation
-from biocite.server import create_app
+from biocite.app.server import create_app
 from biocite.settings import Settings, load_settings
 from tests.conftest import QUESTION_PMIDS, write_question_corpus
 
@@ -453,9 +453,9 @@ def test_agent_errors_are_reported(setup) -> None:
 
 
 def test_stream_sends_keep_alive_comments_while_queued_and_during_long_steps(setup, monkeypatch) -> None:
-    import biocite.server
+    import biocite.app.server
 
-    monkeypatch.setattr(biocite.server, "HEARTBEAT_S", 0.05)
+    monkeypatch.setattr(biocite.app.server, "HEARTBEAT_S", 0.05)
     agent = SlowAgent(steps=3, delay=0.3)
     with live_server(create_app(fake_settings(setup), agent=agent)) as port:
         first = raw_post(port, "/v1/ask/stream", {"question": "first"})

@@ -135,7 +135,7 @@ def test_run_audit_writes_json_and_html(setup, tmp_path) -> None:
 def test_server_check_over_a_socket(setup) -> None:
     import uvicorn
 
-    from biocite.server import create_app
+    from biocite.app.server import create_app
 
     settings, _ = setup
     with socket.socket() as s:

@@ -7,7 +7,7 @@ import io
 from agent_fakes import FakeRetriever, agent_settings, fake_model, overlap_judge
 from rich.console import Console
 
-from biocite.agent.chat import ChatSession
+from biocite.app.chat import ChatSession
 from biocite.agent.graph import Agent, make_checkpointer
 
 

@@ -6,7 +6,7 @@ import pytest
 from agent_fakes import ABSTRACTS, FakeRetriever, HashEmbedder, agent_settings, fake_model, overlap_judge
 
 from biocite.agent.checks import check_question, looks_english
-from biocite.agent.citations import DraftSentence, count_words, drop_repeats, parse_generation
+from biocite.citations import DraftSentence, count_words, drop_repeats, parse_generation
 from biocite.agent.evidence import (
     VectorCache,
     clause_spans,

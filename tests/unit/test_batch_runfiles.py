@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from biocite.agent.runfiles import (
+from biocite.app.runfiles import (
     LIMITS,
     build_run,
     load_topics,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from biocite.agent.batch import effective_workers, journal_path, read_journal, run_batch
-from biocite.agent.runfiles import Topic, TopicSet, validate_run
+from biocite.app.batch import effective_workers, journal_path, read_journal, run_batch
+from biocite.app.runfiles import Topic, TopicSet, validate_run
 from biocite.errors import InputError, ModelError
 from biocite.records import Answer, AnswerSentence, Citation
 from biocite.settings import load_settings

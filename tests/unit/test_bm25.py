@@ -11,7 +11,7 @@ from rank_bm25 import BM25Okapi
 
 from biocite.errors import BiociteError, IndexMismatchError, InputError
 from biocite.index.bm25 import META_FILE, BM25Index, okapi_idf
-from biocite.index.tokenize import tokenize, tokenize_many
+from biocite.tokenize import tokenize, tokenize_many
 
 BACKENDS = ["bm25s", "rank_bm25"]
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from biocite import jsonfile
-from biocite.agent.batch import JournalHeader, TopicRecord
-from biocite.agent.runfiles import build_run, load_topics, validate_run
+from biocite.app.batch import JournalHeader, TopicRecord
+from biocite.app.runfiles import build_run, load_topics, validate_run
 from biocite.errors import BiociteError, InputError
 from biocite.evaluator.runs import load_run
 from biocite.index.readers import MAX_ABSTRACT_CHARS, ReadStats, read_documents
-from biocite.index.sentences import split_sentences
+from biocite.sentences import split_sentences
 from biocite.records import Answer, AnswerSentence, Citation, Document, check_pmid
 from biocite.settings import load_settings
 

@@ -15,7 +15,7 @@ from biocite.errors import IndexMismatchError
 from biocite.index.bm25 import BM25Index
 from biocite.index.ivfpq import IDS_FILE, IvfPqIndex, IvfPqParams, factory_string
 from biocite.index.lexical import META_FILE, TantivyBM25
-from biocite.index.tokenize import tokenize
+from biocite.tokenize import tokenize
 from tests.conftest import DATA
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from biocite.index.readers import read_documents
-from biocite.index.sentences import split_sentences
+from biocite.sentences import split_sentences
 from biocite.records import Document, Section, Sentence
 
 DATA = Path(__file__).resolve().parents[2] / "data"

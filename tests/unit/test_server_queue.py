@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from biocite.server import QueueFull, SlotQueue, sse_event
+from biocite.app.server import QueueFull, SlotQueue, sse_event
 
 
 def test_fifo_hand_on_and_retry_after() -> None:
@@ -63,7 +63,7 @@ def test_sse_event_is_one_json_line() -> None:
 
 
 def test_chat_memory_keeps_the_latest_conversations_only() -> None:
-    from biocite.server import Conversations
+    from biocite.app.server import Conversations
 
     class Saver:
         def __init__(self) -> None:

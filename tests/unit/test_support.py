@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from biocite.claim_check import parse_pairs
+from biocite.app.check import parse_pairs
 from biocite.errors import InputError
 from biocite.support import LABELS, Aggregator, cheap_features, passage_features, phrases, sentence_spans
 from biocite.support_data import (

@@ -40,13 +40,13 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from starlette.types import Receive, Scope, Send
 
-from biocite.claim_check import CheckRequest, CheckResult
+from biocite.app.check import CheckRequest, CheckResult
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
 from biocite.evaluator.evaluate import QuestionResult
 from biocite.records import Answer, SearchHit, check_pmid
 from biocite.settings import Settings
 
-log = logging.getLogger("biocite.server")
+log = logging.getLogger("biocite.app.server")
 T = TypeVar("T")
 Event = dict[str, Any]
 
@@ -433,7 +433,7 @@ class Service:
         metrics = tuple(body.metrics or EVAL_METRICS)
         evaluator = self._evaluators.get(metrics)
         if evaluator is None:
-            from biocite.evaluator.pipeline import build_evaluator
+            from biocite.app.evaluation import build_evaluator
             from biocite.evaluator.sources import StoreSource
 
             source = StoreSource(self.agent().retriever.index.docs)
@@ -478,7 +478,7 @@ class Service:
         return views
 
     def check(self, body: CheckRequest) -> CheckResult:
-        from biocite.claim_check import check_requests
+        from biocite.app.check import check_requests
         from biocite.support import SupportModel
 
         with self._lock:

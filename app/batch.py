@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from biocite.agent.runfiles import LIMITS, Topic, TopicSet, build_run, write_json_atomic
+from biocite.app.runfiles import LIMITS, Topic, TopicSet, build_run, write_json_atomic
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
 from biocite.records import Answer
 from biocite.settings import Settings

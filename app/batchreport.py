@@ -15,8 +15,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from biocite.agent.batch import JournalHeader, TopicRecord, journal_path, read_journal
-from biocite.agent.runfiles import pubmedqa_long_answers
+from biocite.app.batch import JournalHeader, TopicRecord, journal_path, read_journal
+from biocite.app.runfiles import pubmedqa_long_answers
 from biocite.errors import InputError
 from biocite.settings import Settings
 
@@ -95,7 +95,7 @@ def report_run(
     progress: bool = True,
 ) -> tuple[dict[str, Any], Path]:
     """Evaluate a batch run (or any run file the evaluator reads); write metrics.json + report.html."""
-    from biocite.evaluator.pipeline import METRICS_FILE, REPORT_FILE, evaluate_run_file
+    from biocite.app.evaluation import METRICS_FILE, REPORT_FILE, evaluate_run_file
     from biocite.evaluator.report import write_report
 
     run = Path(run)

@@ -95,7 +95,7 @@ def _judge(settings: Settings, task: str, cache: JudgeCache, kind: str) -> Any:
             print(f"biocite: training the {task} head once into {folder}", file=sys.stderr)
             train_head(task, folder, seed=settings.evaluator.seed, epochs=1)
     if kind == "llm":
-        from biocite.agent.llm import make_chat_model
+        from biocite.llm import make_chat_model
 
         return LLMJudge(make_chat_model(settings), settings.llm.model, task, cache)
     from biocite.heads import PairClassifier
@@ -123,7 +123,7 @@ def load_or_calibrate_matcher(settings: Settings) -> MatchModel:
 def _llm_nuggetizer(settings: Settings, cache: JudgeCache) -> Any:
     from langchain_core.messages import HumanMessage
 
-    from biocite.agent.llm import make_chat_model
+    from biocite.llm import make_chat_model
 
     chat = make_chat_model(settings)
     name = f"llm:{settings.llm.model}"

@@ -28,7 +28,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from biocite.cli_corpus import corpus_app
+from biocite.app.cli_corpus import corpus_app
 from biocite.errors import BiociteError
 from biocite.settings import Settings, load_settings
 
@@ -274,7 +274,7 @@ def search(
 
 def _search_topics(settings: Settings, topics: str | None, out: Path | None, k: int) -> None:
     """`search --topics T --trec-run OUT`: one ranked list per topic, written in TREC's run format."""
-    from biocite.agent.runfiles import load_topics
+    from biocite.app.runfiles import load_topics
     from biocite.index.hybrid import open_retriever
     from biocite.index.trec import write_run
 
@@ -300,7 +300,7 @@ def eval_retrieval(
 
     ranked = read_run(run)
     if qrels == "pubmedqa":
-        from biocite.agent.runfiles import load_topics
+        from biocite.app.runfiles import load_topics
 
         # The built-in qrels judge the run's own PubMedQA questions (a run may cover a split of them).
         asked = {d.query_id for d in ranked}
@@ -359,7 +359,7 @@ def ask(
 @app.command("chat")
 def chat(mode: ModeOpt = None, preset: PresetOpt = None, overrides: SetOpt = None) -> None:
     """Terminal chat: follow-ups use the conversation; /sources, /evidence N, /reset, /quit."""
-    from biocite.agent.chat import run_chat
+    from biocite.app.chat import run_chat
 
     run_chat(_settings(preset, overrides), mode, console)
 
@@ -382,7 +382,7 @@ def serve(
     import uvicorn
 
     from biocite.index.store import read_manifest
-    from biocite.server import create_app
+    from biocite.app.server import create_app
 
     # oneDNN caches a kernel per input shape; every answer embeds new shapes, so a long-running server's
     # memory grew without bound (bench/load_api.py). Set before torch loads.
@@ -477,7 +477,7 @@ def check_cmd(
 ) -> None:
     """Does the evidence support the claim? Supports / Contradicts / Neutral / Not relevant, with the
     supporting sentences and phrases (exact offsets)."""
-    from biocite.claim_check import (
+    from biocite.app.check import (
         CheckRequest,
         audit_html,
         audit_run,
@@ -511,7 +511,7 @@ def check_cmd(
         console.print(f"wrote {out / 'check.json'} and {out / 'check.html'}")
         return
     if pairs is not None:
-        from biocite.claim_check import parse_pairs
+        from biocite.app.check import parse_pairs
 
         rows = parse_pairs(pairs)  # every line validated before the model loads
         fetch = index_fetch(settings) if any(r.pmids for _, r in rows) else None
@@ -525,10 +525,10 @@ def check_cmd(
         raise BiociteError(f"claim: the claim is {len(claim)} characters; the limit is 2000")
     fetch = index_fetch(settings) if pmid else None
     if fetch is not None:
-        from biocite.claim_check import fetch_abstracts
+        from biocite.app.check import fetch_abstracts
 
         fetch_abstracts(fetch, list(dict.fromkeys(pmid or [])), "--pmid")
-    from biocite.claim_check import validate_claim
+    from biocite.app.check import validate_claim
 
     validate_claim(claim)
     model = SupportModel.load(settings)
@@ -579,7 +579,7 @@ def evaluate_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Score a run: completeness, correctness, citation support, nugget precision/recall, with 95% CIs."""
-    from biocite.evaluator.pipeline import compare_runs, evaluate_run_file, parse_metrics
+    from biocite.app.evaluation import compare_runs, evaluate_run_file, parse_metrics
 
     settings = _settings(preset, overrides)
     if judge not in (None, "support", "head", "llm"):
@@ -626,7 +626,7 @@ def calibrate_nuggets_cmd(
 ) -> None:
     """Fit the nugget matcher (mixture + threshold) on K-QA train questions; report on held-out ones."""
     from biocite.evaluator.calibrate import calibrate_nuggets
-    from biocite.evaluator.pipeline import _embedder, matcher_path
+    from biocite.app.evaluation import _embedder, matcher_path
 
     settings = _settings(preset, overrides)
     ev = settings.evaluator
@@ -655,7 +655,7 @@ def _calibrate_head(
     task: str, epochs: int, preset: str | None, overrides: list[str] | None, json_out: bool
 ) -> None:
     from biocite.evaluator.heads import train_head
-    from biocite.evaluator.pipeline import head_path
+    from biocite.app.evaluation import head_path
 
     settings = _settings(preset, overrides)
     folder = head_path(settings, task)
@@ -716,8 +716,8 @@ def batch_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Answer every topic into an official BioGen run file; rerun the same command to resume."""
-    from biocite.agent.batch import run_batch
-    from biocite.agent.runfiles import FORMATS, load_topics, validate_run
+    from biocite.app.batch import run_batch
+    from biocite.app.runfiles import FORMATS, load_topics, validate_run
 
     if run_format is not None and run_format not in FORMATS:
         raise BiociteError(f"--format must be one of {', '.join(FORMATS)}, not {run_format!r}")
@@ -757,7 +757,7 @@ def validate_cmd(
     ] = None,
 ) -> None:
     """Check a run file against the BioGen format rules; exit 0 if valid, 2 if not."""
-    from biocite.agent.runfiles import load_topics, validate_run
+    from biocite.app.runfiles import load_topics, validate_run
 
     ids = [t.topic_id for t in load_topics(topics).topics] if topics else None
     fmt, problems = validate_run(run, ids)
@@ -784,8 +784,8 @@ def report_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Self-evaluation of a batch run: metrics.json + report.html (abstentions and failures counted)."""
-    from biocite.agent.batchreport import headline, report_run
-    from biocite.evaluator.pipeline import parse_metrics
+    from biocite.app.batchreport import headline, report_run
+    from biocite.app.evaluation import parse_metrics
 
     settings = _settings(preset, overrides)
     doc, folder = report_run(

@@ -87,7 +87,7 @@ def evaluate(
 ) -> dict[str, Any]:
     """Score answers held in memory: the same metrics document `biocite evaluate` writes (overall means
     with 95% CIs, per-question results). `gold[i]` are the nuggets of `answers[i]`, if any."""
-    from biocite.evaluator.pipeline import evaluate_answers  # judges and models: load on first use
+    from biocite.app.evaluation import evaluate_answers  # judges and models: load on first use
 
     items = [answers] if isinstance(answers, Answer) else list(answers)
     if gold is not None and len(gold) != len(items):
@@ -113,7 +113,7 @@ def check(
 ) -> Any:
     """Does the evidence (indexed PMIDs and/or given text) support the claim? The `CheckResult` of
     `biocite check`: label, calibrated probabilities, evidence sentences and phrases with offsets."""
-    from biocite.claim_check import CheckRequest, check_requests, index_fetch
+    from biocite.app.check import CheckRequest, check_requests, index_fetch
 
     chosen = settings_for(settings, preset, overrides)
     fetch = index_fetch(chosen) if pmids else None
