@@ -42,5 +42,6 @@ browser:
 	  echo "Chromium could not be installed (needs root and apt-get): browser tests will be skipped"
 
 lint: setup
-	$(BIN)/ruff check core index agent evaluator tests bench
-	$(BIN)/mypy core index agent evaluator
+	$(BIN)/ruff check core index agent evaluator app tests bench
+	$(BIN)/mypy core index agent evaluator app
+	$(BIN)/python -m tests.test_layers

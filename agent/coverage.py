@@ -20,8 +20,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from biocite.tokenize import STOPWORDS, tokenize
 from biocite.records import Document
+from biocite.tokenize import STOPWORDS, tokenize
 
 # Words of question templates and generic outcome words: they never make a concept on their own.
 GENERIC = frozenset(

@@ -15,8 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
-from biocite.tokenize import tokenize
 from biocite.records import Document, Evidence, Sentence, Span
+from biocite.tokenize import tokenize
 
 
 class Encoder(Protocol):

@@ -9,7 +9,7 @@ scores whether a sentence *answers* it. A logistic regression over
 
 Training data (reproducible from the repository, `train_findings`):
 - the PubMedQA development questions of the TRAIN part of the split by question shared with the reranker
-  (`biocite.index.rerank.split_questions`: seed 13, 60 % train / 40 % validation); positives are the
+  (`biocite.pubmedqa.split_questions`: seed 13, 60 % train / 40 % validation); positives are the
   sentences of the source abstract that overlap the question's long answer (the abstract's conclusions),
   negatives the other sentences;
 - the structured abstracts of the index (from the shipped PubMed XML: labels RESULTS / FINDINGS /
@@ -259,7 +259,7 @@ def train_findings(
     encoder: Encoder, embedder_name: str, store: SentenceStore, *, c: float = 0.05
 ) -> FindingsModel:
     """Train on the PubMedQA train part and the structured XML abstracts (seconds to a minute on 2 cores)."""
-    from biocite.index.rerank import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
+    from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 
     started = time.perf_counter()
     train, _ = split_questions(load_questions())

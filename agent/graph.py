@@ -34,7 +34,6 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
 from biocite.agent.checks import check_question
-from biocite.citations import DraftSentence, count_words, drop_repeats, parse_generation
 from biocite.agent.coverage import DocumentFrequencies, coverage, key_concepts
 from biocite.agent.evidence import RelevanceWeights, VectorCache, content_terms, select_evidence
 from biocite.agent.extractive import extractive_sentences
@@ -43,8 +42,8 @@ from biocite.agent.prompting import load_prompt
 from biocite.agent.state import AgentState, Turn, fresh_turn
 from biocite.agent.synthesis import acceptable_query, polish
 from biocite.agent.verdict import VerdictModel, load_verdict, question_type, top_evidence
+from biocite.citations import DraftSentence, count_words, drop_repeats, parse_generation
 from biocite.errors import BiociteError, ModelError
-from biocite.tokenize import tokenize
 from biocite.records import (
     Answer,
     AnswerSentence,
@@ -57,6 +56,7 @@ from biocite.records import (
     Trace,
 )
 from biocite.settings import Settings
+from biocite.tokenize import tokenize
 
 Judge = Callable[[list[BaseMessage]], float | None]
 Event = dict[str, Any]
@@ -105,15 +105,15 @@ def is_connection_error(exc: BaseException) -> bool:
 class Agent:
     """Answers questions from the index. One instance per settings; `ask` for one answer, `stream` for events.
 
-    `retriever`, `chat_model` and `judge` are injected in tests; by default they come from the index and
-    the LLM layer (`biocite.llm`), created on first use.
+    `retriever` (search + the document store) comes from the application layer, which opens the index;
+    `chat_model` and `judge` default to the LLM layer (`biocite.llm`), created on first use.
     """
 
     def __init__(
         self,
         settings: Settings,
         *,
-        retriever: Any = None,
+        retriever: Any,
         chat_model: BaseChatModel | None = None,
         judge: Judge | None = None,
         checkpointer: BaseCheckpointSaver | None = None,
@@ -137,10 +137,6 @@ class Agent:
 
     @property
     def retriever(self) -> Any:
-        if self._retriever is None:
-            from biocite.index.hybrid import open_retriever
-
-            self._retriever = open_retriever(self.settings)
         return self._retriever
 
     @property

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from biocite.tokenize import tokenize
 from biocite.records import Answer, AnswerSentence, Citation, Evidence
+from biocite.tokenize import tokenize
 
 # 12, 0.05, 1,200, 95%, 3.5-fold; "P<0.05" gives 0.05. A lone "1" or "2" in words ("type 2") counts too.
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")

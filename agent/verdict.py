@@ -205,7 +205,7 @@ def fit_verdict(x: np.ndarray, y: np.ndarray, c: float, seed: int = 13) -> tuple
 def train_verdict(
     encoder: Encoder, embedder_name: str, findings: Any, store: Any, *, c: float = 0.01
 ) -> VerdictModel:
-    from biocite.index.rerank import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
+    from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 
     started = time.perf_counter()
     train, _ = split_questions(load_questions())

@@ -45,8 +45,10 @@ def _setting_value(value: Any) -> str:
 @lru_cache(maxsize=4)
 def _agent(settings_json: str) -> Agent:
     from biocite.agent.graph import Agent  # the agent pulls in LangGraph and torch: load on first ask
+    from biocite.index.hybrid import open_retriever
 
-    return Agent(Settings.model_validate_json(settings_json))
+    settings = Settings.model_validate_json(settings_json)
+    return Agent(settings, retriever=open_retriever(settings))
 
 
 def ask(

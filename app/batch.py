@@ -272,8 +272,9 @@ def run_batch(
 
 def _default_agent(settings: Settings) -> Answerer:
     from biocite.agent.graph import Agent
+    from biocite.index.hybrid import open_retriever
 
-    return Agent(settings)
+    return Agent(settings, retriever=open_retriever(settings))
 
 
 def _answer_all(

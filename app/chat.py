@@ -13,6 +13,7 @@ from rich.markup import escape
 from biocite.agent.graph import Agent, make_checkpointer
 from biocite.agent.render import render_answer, render_evidence, render_references
 from biocite.errors import BiociteError
+from biocite.index.hybrid import open_retriever
 from biocite.records import Answer
 from biocite.settings import Settings
 
@@ -103,6 +104,6 @@ class ChatSession:
 
 def run_chat(settings: Settings, mode: str | None = None, console: Console | None = None) -> None:
     console = console or Console()
-    agent = Agent(settings, checkpointer=make_checkpointer())
+    agent = Agent(settings, retriever=open_retriever(settings), checkpointer=make_checkpointer())
     session = ChatSession(agent, console, mode)
     session.run(lambda: console.input("[bold green]you>[/bold green] "))

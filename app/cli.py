@@ -339,10 +339,11 @@ def ask(
     """Answer one question: sentences citing PMIDs, the evidence quoted under each, PubMed links."""
     from biocite.agent.graph import Agent
     from biocite.agent.render import render_answer
+    from biocite.index.hybrid import open_retriever
 
     question = _text_arg(question, "question")
     settings = _settings(preset, overrides)
-    agent = Agent(settings)
+    agent = Agent(settings, retriever=open_retriever(settings))
     if json_out:
         console.print_json(agent.ask(question, mode=mode).model_dump_json())
         return
@@ -381,8 +382,8 @@ def serve(
     """HTTP API (/v1, OpenAPI at /docs) and the web chat page at /; one answer at a time, the rest queue."""
     import uvicorn
 
-    from biocite.index.store import read_manifest
     from biocite.app.server import create_app
+    from biocite.index.store import read_manifest
 
     # oneDNN caches a kernel per input shape; every answer embeds new shapes, so a long-running server's
     # memory grew without bound (bench/load_api.py). Set before torch loads.
@@ -625,8 +626,8 @@ def calibrate_nuggets_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Fit the nugget matcher (mixture + threshold) on K-QA train questions; report on held-out ones."""
-    from biocite.evaluator.calibrate import calibrate_nuggets
     from biocite.app.evaluation import _embedder, matcher_path
+    from biocite.evaluator.calibrate import calibrate_nuggets
 
     settings = _settings(preset, overrides)
     ev = settings.evaluator
@@ -654,8 +655,8 @@ def calibrate_nuggets_cmd(
 def _calibrate_head(
     task: str, epochs: int, preset: str | None, overrides: list[str] | None, json_out: bool
 ) -> None:
-    from biocite.evaluator.heads import train_head
     from biocite.app.evaluation import head_path
+    from biocite.evaluator.heads import train_head
 
     settings = _settings(preset, overrides)
     folder = head_path(settings, task)

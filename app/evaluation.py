@@ -73,7 +73,7 @@ def load_gold(path: Path) -> dict[str, list[str]]:
 
 
 def _embedder(settings: Settings) -> Any:
-    from biocite.index.dense import Embedder
+    from biocite.embedder import Embedder
 
     embedder = Embedder(settings.evaluator.nugget_model, settings)
     return lambda texts: embedder.encode(list(texts))

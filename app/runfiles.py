@@ -194,9 +194,9 @@ def _words(text: str) -> int:
 
 
 def _split(text: str) -> list[str]:
-    from biocite.evaluator.nuggets import split_sentences
+    from biocite.sentences import split_text
 
-    return split_sentences(text)
+    return split_text(text)
 
 
 def _answer_problems_2024(entry: dict[str, Any]) -> list[str]:

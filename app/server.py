@@ -366,8 +366,11 @@ class Service:
         with self._lock:
             if self._agent is None:
                 from biocite.agent.graph import Agent, make_checkpointer
+                from biocite.index.hybrid import open_retriever
 
-                self._agent = Agent(self.settings, checkpointer=make_checkpointer())
+                self._agent = Agent(
+                    self.settings, retriever=open_retriever(self.settings), checkpointer=make_checkpointer()
+                )
             return self._agent
 
     def preload(self) -> None:

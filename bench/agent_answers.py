@@ -1,7 +1,7 @@
 """Answers that answer the question (issue 12): bottom line, answer-bearing evidence, coverage, synthesis.
 
 Data and split: the PubMedQA development questions (data/pubmedqa/dev_questions.json) split BY QUESTION with
-the reranker's seeded rule (`biocite.index.rerank.split_questions`: sorted by PMID, shuffled with
+the reranker's seeded rule (`biocite.pubmedqa.split_questions`: sorted by PMID, shuffled with
 random.Random(13), first 60 % train, last 40 % held out = 200 questions). The findings and verdict models
 are trained on the train part only; every figure here is on the held-out part (the first --n of it), the
 10 questions of bench/agent_unanswerable.json and the swapped held-out questions of
@@ -44,7 +44,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from biocite.agent.findings import PUBMEDQA, overlaps_long_answer  # noqa: E402
 from biocite.agent.graph import Agent  # noqa: E402
 from biocite.agent.synthesis import audit  # noqa: E402
-from biocite.index.rerank import load_questions, split_questions  # noqa: E402
+from biocite.index.hybrid import open_retriever  # noqa: E402
+from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
 from biocite.records import Answer  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
@@ -168,7 +169,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = load_settings(args.preset, args.overrides)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    agent = Agent(settings)
+    agent = Agent(settings, retriever=open_retriever(settings))
     start = time.perf_counter()
     _ = agent.findings, agent.verdict_model, agent.doc_freqs
     if "generate" in modes:

@@ -21,6 +21,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from biocite.agent.evidence import select_evidence  # noqa: E402
 from biocite.agent.graph import Agent  # noqa: E402
+from biocite.index.hybrid import open_retriever  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 # Absent from the default corpus (0 case-insensitive occurrences of the key term in titles and abstracts).
@@ -60,7 +61,7 @@ def main() -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[])
     args = parser.parse_args()
     settings = load_settings(args.preset, args.overrides)
-    agent = Agent(settings)
+    agent = Agent(settings, retriever=open_retriever(settings))
     from biocite.index.rerank import train_questions
 
     positives = [profile(agent, q.question) for q in train_questions(settings)[: args.n]]

@@ -29,6 +29,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from biocite.agent.graph import Agent  # noqa: E402
+from biocite.index.hybrid import open_retriever  # noqa: E402
 from biocite.records import Answer  # noqa: E402
 from biocite.settings import Settings, load_settings  # noqa: E402
 
@@ -92,8 +93,8 @@ class LLMSupportJudge:
     def judge(self, pairs):  # noqa: ANN001, ANN201 - the evaluator's Judge shape
         from types import SimpleNamespace
 
-        from biocite.llm import yes_probability
         from biocite.agent.prompting import load_prompt
+        from biocite.llm import yes_probability
 
         prompt = load_prompt("support")
         out = []
@@ -108,8 +109,8 @@ def citation_judge(settings: Settings, llm_model: str | None = None):  # noqa: A
     if llm_model:
         return LLMSupportJudge(settings, llm_model)
     try:
-        from biocite.evaluator.judges import JudgeCache
         from biocite.app.evaluation import _judge
+        from biocite.evaluator.judges import JudgeCache
 
         return _judge(settings, "citation", JudgeCache(None), "head")
     except Exception as exc:  # noqa: BLE001 - optional independent check
@@ -239,7 +240,7 @@ def main() -> None:
     if args.records:
         return rereport(args.records, settings, args.judge_llm)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    agent = Agent(settings)
+    agent = Agent(settings, retriever=open_retriever(settings))
 
     start = time.perf_counter()
     _ = agent.retriever, agent.cache
@@ -261,7 +262,9 @@ def main() -> None:
     judge = citation_judge(settings)
     summary: dict = {"settings": json.loads(settings.model_dump_json()), "figures": {}, "records": {}}
     for mode in modes:
-        agent = Agent(settings, chat_model=agent._chat_model)  # a fresh embedding cache per mode
+        agent = Agent(
+            settings, retriever=agent.retriever, chat_model=agent._chat_model
+        )  # a fresh embedding cache per mode
         results = run(agent, questions, mode)
         summary["figures"][f"{mode}/pubmedqa"] = report(
             f"{mode} / PubMedQA validation", results, sources, judge

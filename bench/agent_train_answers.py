@@ -1,7 +1,7 @@
 """Train the issue-12 models (answer-bearing sentences, verdict) and measure them on the held-out questions.
 
 Split: the PubMedQA development questions by question, seed 13, 60 % train / 40 % held out
-(`biocite.index.rerank.split_questions`, the reranker's split). Training uses the train part (plus the
+(`biocite.pubmedqa.split_questions`, the reranker's split). Training uses the train part (plus the
 index's structured abstracts for the findings model); the figures printed are on the held-out part, with
 the source abstract given (no retrieval), against simple references measured in the same run:
 - findings model: share of held-out questions whose top-scored sentence of the source abstract is in the
@@ -33,7 +33,7 @@ from biocite.agent import findings as F  # noqa: E402
 from biocite.agent import verdict as V  # noqa: E402
 from biocite.agent.evidence import VectorCache  # noqa: E402
 from biocite.index.build import open_index  # noqa: E402
-from biocite.index.rerank import load_questions, split_questions  # noqa: E402
+from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 

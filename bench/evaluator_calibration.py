@@ -25,6 +25,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from biocite.app.evaluation import _embedder, cache_path, head_path, matcher_path  # noqa: E402
 from biocite.evaluator.calibrate import Scores, attach_similarities, nli_items, physician_items  # noqa: E402
 from biocite.evaluator.heads import (  # noqa: E402
     COMPLETENESS_HEAD_LABELS,
@@ -40,9 +41,8 @@ from biocite.evaluator.judges import (  # noqa: E402
     JudgeCache,
     LLMJudge,
 )
-from biocite.evaluator.kqa import load_nli_labels, load_questions, split_of  # noqa: E402
 from biocite.evaluator.nuggets import MatchModel, greedy_match  # noqa: E402
-from biocite.app.evaluation import _embedder, cache_path, head_path, matcher_path  # noqa: E402
+from biocite.kqa import load_nli_labels, load_questions, split_of  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 BIOACE_COSINE = 0.6267

@@ -15,7 +15,7 @@ import time
 import faiss
 import numpy as np
 
-from biocite.index.dense import Embedder
+from biocite.embedder import Embedder
 from biocite.index.rerank import train_questions
 
 d = (sys.argv[1] if len(sys.argv) > 1 else "/tmp/wt14-scale") + "/index/"

@@ -2,7 +2,7 @@
 entity for one absent from the corpus.
 
 Source questions: the PubMedQA development questions of the HELD-OUT part of the split by question (seed 13,
-60/40, `biocite.index.rerank.split_questions`), in split order. For each, the key concept with the most
+60/40, `biocite.pubmedqa.split_questions`), in split order. For each, the key concept with the most
 specific term (lowest document frequency in the index, `agent/coverage.py`) is replaced by a disease name
 (when the concept reads like a disease) or a drug name from the lists below, taken in turn. Every
 replacement is checked absent from every indexed title and abstract (case-insensitive substring), and
@@ -23,7 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from biocite.agent.coverage import DocumentFrequencies, key_concepts  # noqa: E402
 from biocite.index.build import open_index  # noqa: E402
-from biocite.index.rerank import load_questions, split_questions  # noqa: E402
+from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 OUT = Path(__file__).with_name("agent_unanswerable_swapped.json")

@@ -25,7 +25,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from biocite.index.hybrid import Ranked, minmax, rrf_fuse, weighted_fuse  # noqa: E402
 from biocite.index.rerank import (  # noqa: E402
-    Question,
     RankMetrics,
     _plain_retriever,
     make_reranker,
@@ -34,6 +33,7 @@ from biocite.index.rerank import (  # noqa: E402
     validation_questions,
 )
 from biocite.index.trec import write_run  # noqa: E402
+from biocite.pubmedqa import Question  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 RRF_GRID = [5, 10, 20, 30, 60, 100]

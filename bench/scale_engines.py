@@ -104,7 +104,7 @@ def embed_cached(texts: list[str], cache: Path) -> np.ndarray:
         vectors = np.load(cache)
         if len(vectors) == len(texts):
             return vectors
-    from biocite.index.dense import Embedder
+    from biocite.embedder import Embedder
 
     started = time.perf_counter()
     vectors = Embedder("minilm").encode(texts, batch_size=128)
@@ -118,8 +118,8 @@ def build(n_docs: int, out: Path, source: Path) -> dict[str, float]:
     from biocite.index.build import TANTIVY_DIR, bm25_params, ivfpq_params, library_versions
     from biocite.index.ivfpq import IvfPqIndex
     from biocite.index.lexical import TantivyBM25
-    from biocite.index.rerank import load_questions
     from biocite.index.store import DocStore, Manifest, now, write_manifest
+    from biocite.pubmedqa import load_questions
     from biocite.tokenize import tokenize
 
     times: dict[str, float] = {}
@@ -238,8 +238,8 @@ def build(n_docs: int, out: Path, source: Path) -> dict[str, float]:
 def serve(index_dir: Path, engines: list[str], limit: int) -> dict[str, float]:
     """Run in a fresh process: open through the product path, answer the held-out questions."""
     base = rss_mb()
+    from biocite.embedder import Embedder
     from biocite.index.build import open_index
-    from biocite.index.dense import Embedder
     from biocite.index.hybrid import Retriever
     from biocite.index.rerank import validation_questions
 

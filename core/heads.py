@@ -246,3 +246,17 @@ class PairClassifier:
             )
         model.model.eval()
         return cls(model, labels, meta)
+
+
+def macro_report(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
+    from sklearn.metrics import accuracy_score, f1_score
+
+    present = [label for label in labels if label in set(gold)]
+    per = f1_score(gold, pred, labels=present, average=None, zero_division=0)
+    return {
+        "n": len(gold),
+        "macro_f1": round(float(f1_score(gold, pred, labels=present, average="macro", zero_division=0)), 4),
+        "accuracy": round(float(accuracy_score(gold, pred)), 4),
+        "per_label_f1": {label: round(float(v), 4) for label, v in zip(present, per, strict=True)},
+        "support": {label: sum(1 for g in gold if g == label) for label in present},
+    }

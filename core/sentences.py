@@ -116,3 +116,19 @@ def split_sentences(doc: Document) -> list[Sentence]:
         Sentence(pmid=doc.pmid, index=i, start=start, end=end, text=doc.abstract[start:end])
         for i, (start, end) in enumerate(sentence_spans(doc))
     ]
+
+
+BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
+
+
+def split_text(text: str) -> list[str]:
+    """Sentences of free text (pysbd, rule based); line breaks and bullets always end a sentence."""
+    import pysbd
+
+    segmenter = pysbd.Segmenter(language="en", clean=False)
+    out: list[str] = []
+    for line in text.splitlines():
+        line = BULLET.sub("", line).strip()
+        if line:
+            out.extend(s.strip() for s in segmenter.segment(line) if s.strip())
+    return out

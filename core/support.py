@@ -57,8 +57,8 @@ class SupportVerdict(BaseModel):
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Sentences of free text as (start, end) offsets (the index's splitter)."""
-    from biocite.sentences import sentence_spans as spans
     from biocite.records import Document
+    from biocite.sentences import sentence_spans as spans
 
     return spans(Document(pmid="1", abstract=text)) if text.strip() else []
 
@@ -197,7 +197,7 @@ class SupportModel:
     def cosines(self, claims: Sequence[str], groups: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """cosine(claim, sentence) of the MiniLM bi-encoder for each claim's group of sentences."""
         if self._embedder is None:
-            from biocite.index.dense import Embedder
+            from biocite.embedder import Embedder
 
             self._embedder = Embedder("minilm")
         texts = sorted({*claims, *(s for g in groups for s in g)})
@@ -455,7 +455,7 @@ def train_support(
     a, b = order[: len(rows) // 2], order[len(rows) // 2 :]
     half = Aggregator.fit(x[a], [y[i] for i in a], seed)
     pred = [LABELS[i] for i in half.predict_proba(x[b]).argmax(axis=1)]
-    from biocite.evaluator.heads import macro_report
+    from biocite.heads import macro_report
 
     calib_metrics = macro_report([y[i] for i in b], pred, LABELS)
     aggregator = Aggregator.fit(x, y, seed)

@@ -25,7 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 from biocite.settings import DATA_DIR
+from biocite.tokenize import tokenize, tokenize_many
 
 LABELS = ["supports", "contradicts", "neutral", "not_relevant"]
 CITINT_DIR = DATA_DIR / "citint"
@@ -141,19 +144,17 @@ class NearMiss:
     """BM25 over a set of abstracts: the most similar *other* abstract to a text (same topic, other study)."""
 
     def __init__(self, docs: dict[str, list[str]]) -> None:
-        from biocite.index.bm25 import BM25Index
-        from biocite.tokenize import tokenize_many
+        from rank_bm25 import BM25Okapi
 
         self.ids = sorted(docs)
         self.docs = docs
-        self.bm25 = BM25Index.build(tokenize_many(" ".join(docs[i]) for i in self.ids), self.ids)
+        self.bm25 = BM25Okapi(list(tokenize_many(" ".join(docs[i]) for i in self.ids)))
 
     def other(self, text: str, exclude: str) -> str | None:
-        from biocite.tokenize import tokenize
-
-        for doc_id, _ in self.bm25.search(tokenize(text), k=3):
-            if doc_id != exclude:
-                return doc_id
+        scores = self.bm25.get_scores(tokenize(text))
+        for i in np.argsort(-scores, kind="stable")[:3]:
+            if self.ids[i] != exclude:
+                return self.ids[i]
         return None
 
 
@@ -184,15 +185,15 @@ def citint_pairs(claims: Sequence[CitClaim], corpus: dict[int, list[str]], seed:
 
 
 def kqa_pairs(seed: int, side: str = "train") -> list[Pair]:
-    from biocite.evaluator.kqa import load_nli_labels, split_of
-    from biocite.evaluator.nuggets import split_sentences
+    from biocite.kqa import load_nli_labels, split_of
+    from biocite.sentences import split_text
 
     label_of = {"Entailment": "supports", "Contradiction": "contradicts", "Neutral": "neutral"}
     out = []
     for row in load_nli_labels():
         if split_of(row.question, seed) != side or row.label not in label_of:
             continue
-        sentences = split_sentences(row.answer)
+        sentences = split_text(row.answer)
         if sentences:
             ev = sentences[best_sentence(row.claim, sentences)]
             out.append(Pair(row.claim, ev, label_of[row.label], "kqa", f"kqa:{row.question}"))
@@ -214,7 +215,7 @@ def load_abstracts() -> dict[str, str]:
 
 
 def pubmedqa_pairs(seed: int, side: str = "train", test_fraction: float = 0.4) -> list[Pair]:
-    from biocite.evaluator.nuggets import split_sentences
+    from biocite.sentences import split_text
 
     questions = json.loads(PUBMEDQA_FILE.read_text())
     abstracts = load_abstracts()
@@ -225,8 +226,8 @@ def pubmedqa_pairs(seed: int, side: str = "train", test_fraction: float = 0.4) -
         long_answer = q["long_answer"].strip()
         if not text or long_answer[:60] not in text:
             continue
-        contexts[pmid] = split_sentences(text.replace(long_answer, " "))
-        conclusions[pmid] = [s for s in split_sentences(long_answer) if len(s.split()) >= 8]
+        contexts[pmid] = split_text(text.replace(long_answer, " "))
+        conclusions[pmid] = [s for s in split_text(long_answer) if len(s.split()) >= 8]
     near = NearMiss({p: s for p, s in contexts.items() if s})
     out = []
     for pmid in sorted(conclusions):

@@ -119,7 +119,7 @@ def kqa_figures(model: SupportModel, seed: int = 13) -> dict[str, Any]:
     P(supports)(statement, answer); threshold fitted for F1 on the TRAIN questions, F1 on held-out ones."""
     from sklearn.metrics import f1_score
 
-    from biocite.evaluator.kqa import load_nli_labels, split_of
+    from biocite.kqa import load_nli_labels, split_of
 
     rows = load_nli_labels()
     scores = [v.probs["supports"] for v in model.check_many([(r.claim, r.answer) for r in rows])]

@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from biocite.evaluator.kqa import KQAQuestion, NLILabel, load_nli_labels, load_questions, split_of
 from biocite.evaluator.nuggets import (
     MatchModel,
     clause_nuggets,
@@ -29,6 +28,7 @@ from biocite.evaluator.nuggets import (
     match_component_of,
     mixture_to_dict,
 )
+from biocite.kqa import KQAQuestion, NLILabel, load_nli_labels, load_questions, split_of
 
 F1_TOLERANCE = 0.005
 SOURCES = ("physician", "nli")

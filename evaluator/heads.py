@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from biocite.evaluator.judges import SUPPORT_LABELS
-from biocite.evaluator.kqa import KQAQuestion, load_questions, split_of
+from biocite.heads import macro_report
+from biocite.kqa import KQAQuestion, load_questions, split_of
 from biocite.settings import DATA_DIR
 
 CITINT_DIR = DATA_DIR / "citint"
@@ -136,20 +137,6 @@ def citation_pairs(
 
 
 # --- training and scoring -----------------------------------------------------------------------------
-
-
-def macro_report(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
-    from sklearn.metrics import accuracy_score, f1_score
-
-    present = [label for label in labels if label in set(gold)]
-    per = f1_score(gold, pred, labels=present, average=None, zero_division=0)
-    return {
-        "n": len(gold),
-        "macro_f1": round(float(f1_score(gold, pred, labels=present, average="macro", zero_division=0)), 4),
-        "accuracy": round(float(accuracy_score(gold, pred)), 4),
-        "per_label_f1": {label: round(float(v), 4) for label, v in zip(present, per, strict=True)},
-        "support": {label: sum(1 for g in gold if g == label) for label in present},
-    }
 
 
 # Measured here (CitInt dev macro-F1): 1 epoch, lr 3e-5, no resampling -> 0.152 (always "Supports");

@@ -18,12 +18,12 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from biocite.errors import ModelError
+from biocite.sentences import BULLET, split_text
 
 ARTIFACT_KIND = "biocite.nugget_matcher"
 ARTIFACT_VERSION = 1
 
 _CITATION = re.compile(r"\s*\[(?:PMID:?\s*)?\d{1,9}(?:\s*[,;]\s*(?:PMID:?\s*)?\d{1,9})*\]")
-_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
 # Clause boundaries: semicolons, and a comma followed by a coordinating/contrasting word.
 _CLAUSE = re.compile(r";\s+|,\s+(?=(?:and|but|while|whereas|although|though|however|which|so)\s)", re.I)
 MIN_CLAUSE_WORDS = 4
@@ -33,24 +33,11 @@ def strip_citations(text: str) -> str:
     return _CITATION.sub("", text).strip()
 
 
-def split_sentences(text: str) -> list[str]:
-    """Sentences of free text (pysbd, rule based); line breaks and bullets always end a sentence."""
-    import pysbd
-
-    segmenter = pysbd.Segmenter(language="en", clean=False)
-    out: list[str] = []
-    for line in text.splitlines():
-        line = _BULLET.sub("", line).strip()
-        if line:
-            out.extend(s.strip() for s in segmenter.segment(line) if s.strip())
-    return out
-
-
 def clause_nuggets(text: str) -> list[str]:
     """Deterministic nuggetizer: sentences, then clauses; fragments shorter than 4 words join their left
     neighbour (or the next clause when first)."""
     nuggets: list[str] = []
-    for sentence in split_sentences(strip_citations(text)):
+    for sentence in split_text(strip_citations(text)):
         parts = [p.strip(" ,;") for p in _CLAUSE.split(sentence) if p.strip(" ,;")]
         merged: list[str] = []
         for part in parts:
@@ -244,7 +231,7 @@ def parse_llm_nuggets(raw: str) -> list[str]:
     """Lines of an LLM nuggetizer answer: bullets or numbered items, at least 3 words each."""
     out = []
     for line in raw.splitlines():
-        line = _BULLET.sub("", line).strip().strip('"')
+        line = BULLET.sub("", line).strip().strip('"')
         if len(line.split()) >= 3 and not line.endswith(":"):
             out.append(line)
     return out

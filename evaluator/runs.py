@@ -26,8 +26,8 @@ from pydantic import BaseModel, ValidationError
 
 from biocite import jsonfile
 from biocite.errors import InputError
-from biocite.evaluator.nuggets import split_sentences
 from biocite.records import Answer, AnswerSentence, Citation
+from biocite.sentences import split_text
 from biocite.settings import DATA_DIR
 
 _INLINE = re.compile(r"\[\s*((?:PMID:?\s*)?\d{1,9}(?:\s*[,;]\s*(?:PMID:?\s*)?\d{1,9})*)\s*\]")
@@ -84,7 +84,7 @@ def _journal(path: Path, rows: list[tuple[int, Any]]) -> Run:
 def parse_inline_citations(text: str) -> list[AnswerSentence]:
     """Sentences of a BioGen 2024 answer; `[123]` / `[123, 456]` after a sentence cite its PMIDs."""
     out = []
-    for sentence in split_sentences(text):
+    for sentence in split_text(text):
         pmids = [p for group in _INLINE.findall(sentence) for p in re.findall(r"\d{1,9}", group)]
         clean = " ".join(_INLINE.sub("", sentence).split()).replace(" .", ".")
         if clean:

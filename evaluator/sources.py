@@ -26,13 +26,13 @@ class DictSource:
 
 def doc_sentences(doc: Document, store: Any | None = None) -> list[str]:
     """The title, then the abstract's sentences (the index's own split when a DocStore is given)."""
-    from biocite.evaluator.nuggets import split_sentences
+    from biocite.sentences import split_text
 
     sentences: list[str] = []
     if store is not None and hasattr(store, "sentences"):
         sentences = [s.text for s in store.sentences(doc.pmid)]
     if not sentences:
-        sentences = split_sentences(doc.abstract)
+        sentences = split_text(doc.abstract)
     return ([doc.title] if doc.title.strip() else []) + sentences
 
 

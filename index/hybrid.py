@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from biocite.errors import BiociteError
-from biocite.tokenize import tokenize
 from biocite.records import Document, SearchHit, Sentence
 from biocite.settings import Settings
+from biocite.tokenize import tokenize
 
 if TYPE_CHECKING:
     from biocite.index.build import LoadedIndex

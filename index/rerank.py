@@ -12,7 +12,6 @@ split is saved in the artifact, and the benchmark evaluates on the validation qu
 from __future__ import annotations
 
 import json
-import random
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,20 +21,18 @@ import numpy as np
 from ir_measures import RR, R
 from pydantic import BaseModel, Field
 
-from biocite.errors import BiociteError, InputError, ModelError
+from biocite.errors import BiociteError, ModelError
 from biocite.index.trec import evaluate, ranked, run_docs, source_qrels
+from biocite.pubmedqa import PUBMEDQA_PATH, SPLIT_SEED, TRAIN_SHARE, Question, load_questions, split_questions
 from biocite.records import Document
-from biocite.settings import DATA_DIR, Settings
+from biocite.settings import Settings
 
 if TYPE_CHECKING:
     from biocite.heads import PairClassifier
     from biocite.index.build import LoadedIndex
     from biocite.index.hybrid import Retriever
 
-PUBMEDQA_PATH = DATA_DIR / "pubmedqa" / "dev_questions.json"
 MEASURES = (R @ 1, R @ 10, RR)
-SPLIT_SEED = 13
-TRAIN_SHARE = 0.6
 LABELS = ["not_relevant", "relevant"]
 # 128 tokens hold the question, the title and the first ~80 abstract tokens; 256 would double the rerank cost
 # (measured 12.8 vs 5.3 pairs/s on the shared 2-core box) and break the 300 ms search budget.
@@ -101,7 +98,7 @@ class DenseReranker:
     """Cosine of bi-encoder embeddings. Reuses the index's stored vectors when it is the index's model."""
 
     def __init__(self, model: str, settings: Settings, index: LoadedIndex | None = None) -> None:
-        from biocite.index.dense import Embedder
+        from biocite.embedder import Embedder
 
         self.embedder = (
             index.embedder if index and index.embedder.name == model else Embedder(model, settings)
@@ -134,40 +131,6 @@ def make_reranker(settings: Settings, index: LoadedIndex) -> Reranker | None:
 
 
 # --- data and split ------------------------------------------------------------------------------------
-
-
-class Question(BaseModel):
-    pmid: str  # the source abstract
-    question: str
-
-
-def load_questions(path: Path = PUBMEDQA_PATH) -> list[Question]:
-    """PubMedQA questions keyed by source PMID, sorted by PMID (the order the split is drawn from)."""
-    if not path.is_file():
-        raise InputError(f"PubMedQA questions not found: {path}")
-    try:
-        raw = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: line {exc.lineno}: {exc.msg}") from None
-    if not isinstance(raw, dict):
-        raise InputError(f"{path}: expected an object keyed by PMID")
-    questions = []
-    for pmid, item in raw.items():
-        text = item.get("question") if isinstance(item, dict) else None
-        if not isinstance(text, str) or not text.strip():
-            raise InputError(f"{path}: PMID {pmid}: missing field 'question'")
-        questions.append(Question(pmid=str(pmid), question=text.strip()))
-    return sorted(questions, key=lambda q: q.pmid)
-
-
-def split_questions(
-    questions: Sequence[Question], seed: int = SPLIT_SEED, train_share: float = TRAIN_SHARE
-) -> tuple[list[Question], list[Question]]:
-    """(train, validation), split by question with a fixed seed; independent of the input order."""
-    ordered = sorted(questions, key=lambda q: q.pmid)
-    random.Random(seed).shuffle(ordered)
-    cut = round(len(ordered) * train_share)
-    return ordered[:cut], ordered[cut:]
 
 
 def train_questions(settings: Settings | None = None, path: Path = PUBMEDQA_PATH) -> list[Question]:

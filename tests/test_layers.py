@@ -32,7 +32,9 @@ def lint_imports(tmp: Path) -> subprocess.CompletedProcess[str]:
     tree = package_tree(tmp / "tree")
     exe = Path(sys.executable).with_name("lint-imports")
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    return subprocess.run([str(exe), "--config", str(REPO / "pyproject.toml")], capture_output=True, text=True, env=env, cwd=tmp)
+    return subprocess.run(
+        [str(exe), "--config", str(REPO / "pyproject.toml")], capture_output=True, text=True, env=env, cwd=tmp
+    )
 
 
 def test_layer_contracts_hold(tmp_path: Path) -> None:

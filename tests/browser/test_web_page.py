@@ -162,7 +162,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
     """Settings and an Agent (with chat memory) on a real index of CORPUS."""
     from biocite.agent.graph import Agent, make_checkpointer
     from biocite.index.build import build_index
-    from biocite.index.hybrid import clear_retriever_cache
+    from biocite.index.hybrid import clear_retriever_cache, open_retriever
     from biocite.settings import load_settings
 
     root = tmp_path_factory.mktemp("web")
@@ -171,7 +171,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
     settings = load_settings("test", [f"home={root / 'home'}", f"index.dir={root / 'index'}"])
     build_index(settings, [corpus], progress=False)
     clear_retriever_cache()
-    yield settings, Agent(settings, checkpointer=make_checkpointer())
+    yield settings, Agent(settings, retriever=open_retriever(settings), checkpointer=make_checkpointer())
     clear_retriever_cache()
 
 

@@ -14,8 +14,8 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from biocite.index.bm25 import BM25Index
-from biocite.tokenize import tokenize, tokenize_many
 from biocite.settings import DATA_DIR
+from biocite.tokenize import tokenize, tokenize_many
 
 K = 10
 TOL = 1e-6

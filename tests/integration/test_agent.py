@@ -15,7 +15,7 @@ import pytest
 
 from biocite.agent.graph import Agent
 from biocite.index.build import build_index
-from biocite.index.hybrid import clear_retriever_cache
+from biocite.index.hybrid import clear_retriever_cache, open_retriever
 from biocite.models import install_models
 from biocite.records import Answer
 from biocite.settings import Settings, load_settings
@@ -60,7 +60,7 @@ def check_answer(answer: Answer, settings: Settings, agent: Agent) -> None:
 
 def test_extractive_answers_cite_the_source_abstract(setup) -> None:
     settings, questions = setup
-    agent = Agent(settings)
+    agent = Agent(settings, retriever=open_retriever(settings))
     cited = 0
     for pmid, question in questions.items():
         answer = agent.ask(question, mode="extractive")
@@ -72,7 +72,7 @@ def test_extractive_answers_cite_the_source_abstract(setup) -> None:
 
 def test_generate_mode_with_a_real_small_llm_keeps_the_guarantees(setup) -> None:
     settings, questions = setup
-    agent = Agent(settings)
+    agent = Agent(settings, retriever=open_retriever(settings))
     for question in list(questions.values())[:2]:
         answer = agent.ask(question, mode="generate")
         check_answer(answer, settings, agent)
@@ -85,7 +85,7 @@ def test_generate_mode_with_a_real_small_llm_keeps_the_guarantees(setup) -> None
 
 def test_question_outside_the_corpus_abstains(setup) -> None:
     settings, _ = setup
-    answer = Agent(settings).ask(
+    answer = Agent(settings, retriever=open_retriever(settings)).ask(
         "What is the best rewarming treatment for frostbite of the fingers?", mode="extractive"
     )
     assert answer.abstained and "frostbite" in (answer.abstain_reason or "")

@@ -100,11 +100,11 @@ def test_sigkill_then_resume_gives_the_same_file(setup, tmp_path: Path) -> None:
 
 
 def test_report_on_a_small_run(setup, tmp_path: Path) -> None:
+    from biocite.embedder import Embedder
     from biocite.evaluator.calibrate import calibrate_nuggets
     from biocite.evaluator.judges import COMPLETENESS_LABELS, SUPPORT_LABELS
-    from biocite.evaluator.kqa import load_questions
     from biocite.heads import PairClassifier
-    from biocite.index.dense import Embedder
+    from biocite.kqa import load_questions
 
     settings, topics, _ = setup
     run = tmp_path / "run.json"

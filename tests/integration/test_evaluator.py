@@ -11,11 +11,11 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from biocite.evaluator.calibrate import calibrate_nuggets  # noqa: E402
-from biocite.evaluator.kqa import load_nli_labels, load_questions  # noqa: E402
-from biocite.evaluator.nuggets import MatchModel  # noqa: E402
 from biocite.app.evaluation import compare_runs, evaluate_run_file  # noqa: E402
+from biocite.evaluator.calibrate import calibrate_nuggets  # noqa: E402
+from biocite.evaluator.nuggets import MatchModel  # noqa: E402
 from biocite.evaluator.sources import DictSource  # noqa: E402
+from biocite.kqa import load_nli_labels, load_questions  # noqa: E402
 from biocite.records import Answer, AnswerSentence, Citation, Document  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def embed():
-    from biocite.index.dense import Embedder
+    from biocite.embedder import Embedder
 
     e = Embedder("minilm")
     return lambda texts: e.encode(list(texts))

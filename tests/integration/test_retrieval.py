@@ -141,7 +141,7 @@ def document_text_of(row: dict) -> str:
 
 
 def test_bf16_embeddings_agree_with_fp32(corpus_rows: list[dict]) -> None:
-    from biocite.index.dense import Embedder
+    from biocite.embedder import Embedder
 
     texts = [f"{r['title']}\n{r['abstract']}" for r in corpus_rows[:8]]
     fp32 = Embedder("minilm", load_settings(overrides=["index.embed_precision=fp32"]))

@@ -19,12 +19,12 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 from biocite.agent.graph import Agent, make_checkpointer
+from biocite.app.server import create_app
 from biocite.errors import ModelError
 from biocite.evaluator.judges import COMPLETENESS_LABELS, SUPPORT_LABELS
 from biocite.index.build import build_index
-from biocite.index.hybrid import clear_retriever_cache
+from biocite.index.hybrid import clear_retriever_cache, open_retriever
 from biocite.records import Answer, AnswerSentence, Citation
-from biocite.app.server import create_app
 from biocite.settings import Settings, load_settings
 from tests.conftest import QUESTION_PMIDS, write_question_corpus
 
@@ -45,7 +45,11 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, dict[str,
     )
     build_index(settings, [root / "corpus.jsonl"], progress=False)
     clear_retriever_cache()
-    return settings, questions, Agent(settings, checkpointer=make_checkpointer())
+    return (
+        settings,
+        questions,
+        Agent(settings, retriever=open_retriever(settings), checkpointer=make_checkpointer()),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -261,7 +265,9 @@ def test_evaluate_one_answer_with_real_heads(setup, client, tmp_path) -> None:
     completeness = tiny_head(tmp_path / "completeness", [("Does aspirin work?", "Aspirin lowered fever."),
                              ("Does aspirin work?", "The trial was in Oslo.")], ["Required", "Unnecessary"],
                              ["Required", "Unnecessary", "Borderline"])  # fmt: skip
-    ev = settings.evaluator.model_copy(update={"judge": "head", "citation_head": citation, "completeness_head": completeness})
+    ev = settings.evaluator.model_copy(
+        update={"judge": "head", "citation_head": citation, "completeness_head": completeness}
+    )
     app = create_app(settings.model_copy(update={"evaluator": ev}), agent=agent)
     with TestClient(app) as c:
         question = questions[QUESTION_PMIDS[0]]

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from biocite.index.hybrid import clear_retriever_cache, open_retriever
-from biocite.index.rerank import Question, RankMetrics
+from biocite.index.rerank import RankMetrics
 from biocite.index.trec import read_run
+from biocite.pubmedqa import Question
 from biocite.settings import load_settings
 from tests.conftest import write_question_corpus
 

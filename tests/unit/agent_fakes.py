@@ -10,9 +10,9 @@ import numpy as np
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
-from biocite.tokenize import tokenize
 from biocite.records import Document, SearchHit, Sentence
 from biocite.settings import Settings, load_settings
+from biocite.tokenize import tokenize
 
 ABSTRACTS = {
     "111": (

@@ -7,8 +7,8 @@ import io
 from agent_fakes import FakeRetriever, agent_settings, fake_model, overlap_judge
 from rich.console import Console
 
-from biocite.app.chat import ChatSession
 from biocite.agent.graph import Agent, make_checkpointer
+from biocite.app.chat import ChatSession
 
 
 def scripted(lines: list[str], end: type[BaseException] = EOFError):

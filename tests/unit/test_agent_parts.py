@@ -6,7 +6,6 @@ import pytest
 from agent_fakes import ABSTRACTS, FakeRetriever, HashEmbedder, agent_settings, fake_model, overlap_judge
 
 from biocite.agent.checks import check_question, looks_english
-from biocite.citations import DraftSentence, count_words, drop_repeats, parse_generation
 from biocite.agent.evidence import (
     VectorCache,
     clause_spans,
@@ -16,6 +15,7 @@ from biocite.agent.evidence import (
 )
 from biocite.agent.extractive import extractive_sentences
 from biocite.agent.graph import Agent, expand_query, make_checkpointer
+from biocite.citations import DraftSentence, count_words, drop_repeats, parse_generation
 from biocite.errors import InputError
 from biocite.records import Document, Sentence
 

@@ -13,8 +13,8 @@ from biocite.agent.findings import FindingsModel, cue_features, overlaps_long_an
 from biocite.agent.graph import Agent, bottom_line_sentence, enforce_guarantees
 from biocite.agent.synthesis import acceptable_query, copied_from, is_fragment, numbers_in, polish
 from biocite.agent.verdict import LABELS, VerdictModel, fit_verdict, question_type
-from biocite.tokenize import tokenize
 from biocite.records import AnswerSentence, Citation, Document, Evidence, Span
+from biocite.tokenize import tokenize
 from tests.unit.agent_fakes import ABSTRACTS, FakeRetriever, agent_settings
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from biocite.errors import InputError
 from biocite.app.evaluation import load_gold, parse_metrics
+from biocite.errors import InputError
 from biocite.evaluator.runs import load_run, parse_inline_citations
 from biocite.records import Answer, AnswerSentence, Citation
 from biocite.settings import DATA_DIR

@@ -7,7 +7,8 @@ from collections import Counter
 import pytest
 
 from biocite.index.hybrid import IdfTable, best_sentence, minmax, rrf_fuse, weighted_fuse
-from biocite.index.rerank import Question, RankMetrics, split_questions
+from biocite.index.rerank import RankMetrics
+from biocite.pubmedqa import Question, split_questions
 from biocite.records import Sentence
 
 

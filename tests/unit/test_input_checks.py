@@ -14,8 +14,8 @@ from biocite.app.runfiles import build_run, load_topics, validate_run
 from biocite.errors import BiociteError, InputError
 from biocite.evaluator.runs import load_run
 from biocite.index.readers import MAX_ABSTRACT_CHARS, ReadStats, read_documents
-from biocite.sentences import split_sentences
 from biocite.records import Answer, AnswerSentence, Citation, Document, check_pmid
+from biocite.sentences import split_sentences
 from biocite.settings import load_settings
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from biocite.index.readers import read_documents
-from biocite.sentences import split_sentences
 from biocite.records import Document, Section, Sentence
+from biocite.sentences import split_sentences
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
