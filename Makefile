@@ -11,15 +11,15 @@ export HF_HUB_OFFLINE := 1
 export OMP_WAIT_POLICY := PASSIVE
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup browser demo test test-fast lint bench
+.PHONY: setup browser demo test test-fast lint bench lock
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]"
 	touch $@
 
 demo: setup
@@ -45,3 +45,8 @@ lint: setup
 	$(BIN)/ruff check core index agent evaluator app tests bench
 	$(BIN)/mypy core index agent evaluator app
 	$(BIN)/python -m tests.test_layers
+
+# Refresh constraints.txt from the current venv (after a dependency change that the tests passed with).
+lock: setup
+	{ sed -n 1,2p constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v -i '^torch==\|^biocite'; } > constraints.new
+	mv constraints.new constraints.txt
