@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-# Must be set before torch / llama.cpp load (see ARCHITECTURE.md: 2-thread generation collapses without it).
+# Must be set before torch / llama.cpp load (see docs/ARCHITECTURE.md: 2-thread generation collapses without it).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
