@@ -63,6 +63,9 @@ Event = dict[str, Any]
 _PRONOUNS = re.compile(r"\b(it|its|they|them|their|this|that|these|those|he|she|such)\b", re.IGNORECASE)
 
 
+CONTEXT_OPEN = " (context: "  # how a short follow-up carries the previous question into retrieval
+
+
 def make_checkpointer() -> BaseCheckpointSaver:
     """In-memory chat memory that may deserialize biocite's own records (and nothing else unknown)."""
     from langgraph.checkpoint.memory import InMemorySaver
@@ -265,7 +268,7 @@ class Agent:
                 self._raise_if_config_error(exc)
                 notes.append(f"follow-up rewriting failed ({type(exc).__name__}); heuristic used")
         if _PRONOUNS.search(question) or len(content_terms(question)) < 4:
-            standalone = f"{question} (context: {last.standalone})"
+            standalone = f"{question}{CONTEXT_OPEN}{last.standalone})"
             notes.append("follow-up completed with the previous question")
             return {"standalone": standalone, "notes": notes}
         return {"standalone": question, "notes": notes}
@@ -570,7 +573,8 @@ class Agent:
         df = self.doc_freqs
         if df is None or not evidence:
             return evidence, [], []
-        concepts = key_concepts(question, df, self.config.max_concept_df)
+        # A follow-up completed with its context is judged on its own words: the context was answered before.
+        concepts = key_concepts(question.split(CONTEXT_OPEN)[0], df, self.config.max_concept_df)
         if not concepts:
             return evidence, [], []
         covered = coverage(concepts, {p: docs[p] for p in dict.fromkeys(e.pmid for e in evidence)})
