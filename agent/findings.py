@@ -34,6 +34,7 @@ import numpy as np
 
 from biocite.agent.evidence import Encoder
 from biocite.errors import ModelError
+from biocite.files import atomic_write_json
 from biocite.records import Document, Sentence
 from biocite.settings import DATA_DIR, Settings
 
@@ -132,9 +133,7 @@ class FindingsModel:
             "intercept": self.intercept,
             "meta": self.meta,
         }
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(payload))
-        tmp.replace(path)
+        atomic_write_json(path, payload, indent=None)
 
     @classmethod
     def load(cls, path: Path) -> FindingsModel:

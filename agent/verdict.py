@@ -27,6 +27,7 @@ import numpy as np
 
 from biocite.agent.evidence import Encoder
 from biocite.errors import ModelError
+from biocite.files import atomic_write_json
 
 ARTIFACT_VERSION = 1
 QuestionType = Literal["yes/no", "factoid", "list", "open"]
@@ -138,9 +139,7 @@ class VerdictModel:
             "intercept": self.intercept.tolist(),
             "meta": self.meta,
         }
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(payload))
-        tmp.replace(path)
+        atomic_write_json(path, payload, indent=None)
 
     @classmethod
     def load(cls, path: Path) -> VerdictModel:

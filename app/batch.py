@@ -23,8 +23,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from biocite.app.runfiles import LIMITS, Topic, TopicSet, build_run, write_json_atomic
+from biocite.app.runfiles import LIMITS, Topic, TopicSet, build_run
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
+from biocite.files import atomic_write_json
 from biocite.records import Answer
 from biocite.settings import Settings
 
@@ -332,7 +333,7 @@ def _write_run(settings: Settings, chosen: list[Topic], journal: Journal, out: P
         record = journal.records.get(topic.topic_id)
         if record is not None:
             results.append((topic.topic_id, record.answer if record.status == "answered" else None))
-    write_json_atomic(out, build_run(fmt, header, results))
+    atomic_write_json(out, build_run(fmt, header, results))
 
 
 def _summarise(summary: BatchSummary, chosen: list[Topic], journal: Journal) -> BatchSummary:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import bisect
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -157,17 +156,6 @@ def result_2025(topic_id: str, answer: Answer | None) -> dict[str, Any]:
 def build_run(fmt: str, header: dict[str, str], results: list[tuple[str, Answer | None]]) -> dict[str, Any]:
     make = result_2024 if fmt == "biogen2024" else result_2025
     return {**{k: header[k] for k in HEADER_FIELDS}, "results": [make(t, a) for t, a in results]}
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write, flush, fsync, then rename over the target: a crash leaves the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        handle.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
 
 
 # --- validator --------------------------------------------------------------------------------------

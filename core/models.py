@@ -28,6 +28,7 @@ import xxhash
 from pydantic import BaseModel, Field
 
 from biocite.errors import ModelError
+from biocite.files import atomic_write_text
 from biocite.settings import Settings
 
 STAMP = "install.json"
@@ -380,9 +381,7 @@ def _safe_extract(archive: Path, into: Path, drop: list[str]) -> Path:
 
 
 def _write_stamp(folder: Path, stamp: InstallStamp) -> None:
-    tmp = folder / f"{STAMP}.tmp"
-    tmp.write_text(stamp.model_dump_json(indent=2))
-    os.replace(tmp, folder / STAMP)
+    atomic_write_text(folder / STAMP, stamp.model_dump_json(indent=2))
 
 
 def install_one(settings: Settings, spec: ModelSpec) -> Iterator[str]:

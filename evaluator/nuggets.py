@@ -18,6 +18,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from biocite.errors import ModelError
+from biocite.files import atomic_write_text
 from biocite.sentences import BULLET, split_text
 
 ARTIFACT_KIND = "biocite.nugget_matcher"
@@ -130,10 +131,7 @@ class MatchModel(BaseModel):
         return f"{self.embedder}:bgmm:{self.fit_data_sha256[:12]}:t{self.threshold:.4f}"
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(self.model_dump_json(indent=2))
-        tmp.replace(path)
+        atomic_write_text(path, self.model_dump_json(indent=2))
 
     @classmethod
     def load(cls, path: Path) -> MatchModel:

@@ -24,6 +24,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from biocite.errors import IndexMismatchError
+from biocite.files import atomic_write_text
 from biocite.models import file_xxh3
 from biocite.records import Document, Sentence
 
@@ -212,9 +213,7 @@ def read_manifest(index_dir: Path) -> Manifest:
 def write_manifest(index_dir: Path, manifest: Manifest) -> None:
     """Atomic: a crash leaves the old manifest or the new one, never half of one."""
     manifest.updated = now()
-    tmp = manifest_path(index_dir).with_suffix(".json.tmp")
-    tmp.write_text(manifest.model_dump_json(indent=2))
-    tmp.replace(manifest_path(index_dir))
+    atomic_write_text(manifest_path(index_dir), manifest.model_dump_json(indent=2))
 
 
 def document_hash(doc: Document) -> str:

@@ -13,10 +13,10 @@ from biocite.app.runfiles import (
     load_topics,
     result_2024,
     validate_run,
-    write_json_atomic,
 )
 from biocite.errors import InputError
 from biocite.evaluator.runs import load_run
+from biocite.files import atomic_write_json
 from biocite.records import Answer, AnswerSentence, Citation
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,7 +33,7 @@ def answer(*sentences: tuple[str, list[str]], abstained: bool = False) -> Answer
 
 def write(tmp_path: Path, data: object, name: str = "run.json") -> Path:
     path = tmp_path / name
-    write_json_atomic(path, data)
+    atomic_write_json(path, data)
     return path
 
 
