@@ -79,7 +79,7 @@ class CrossEncoderReranker:
                 f"no trained reranker in {folder}; run `biocite train reranker` "
                 "(or set index.reranker=dense or none)"
             )
-        from biocite.index.dense import use_bf16
+        from biocite.embedder import use_bf16
 
         classifier = PairClassifier.load(folder)
         classifier.bf16 = use_bf16(settings.index.embed_precision)
