@@ -23,6 +23,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -310,7 +311,8 @@ class Agent:
     def attribute(self, state: AgentState) -> AgentState:
         docs, sentences = self._documents(state["hits"])
         findings = self.findings
-        evidence = select_evidence(
+        select = partial(
+            select_evidence,
             state["standalone"],
             docs,
             sentences,
@@ -318,6 +320,8 @@ class Agent:
             per_doc=self.config.evidence_per_doc,
             min_relevance=self.config.min_relevance,
             weights=self.weights,
+        )
+        evidence = select(
             answer_scorer=(lambda q, s, n: findings.score(q, s, n, self.cache)) if findings else None,
             answer_weight=self.config.answer_weight,
         )
@@ -326,16 +330,7 @@ class Agent:
         # filter keeps only the abstracts covering the concepts.
         enough = self.sufficient(evidence)
         if findings is not None and not enough:
-            by_relevance = select_evidence(
-                state["standalone"],
-                docs,
-                sentences,
-                self.cache,
-                per_doc=self.config.evidence_per_doc,
-                min_relevance=self.config.min_relevance,
-                weights=self.weights,
-            )
-            enough = self.sufficient(by_relevance)
+            enough = self.sufficient(select())
         evidence, not_covered, unknown = self._cover(state["standalone"], evidence, docs, notes)
         if evidence:  # the margin is on the embedding scale, so it comes before any LLM judgement
             floor = max(e.relevance for e in evidence) - self.config.relevance_margin
