@@ -35,6 +35,7 @@ import numpy as np
 from biocite.agent.evidence import Encoder
 from biocite.errors import ModelError
 from biocite.files import atomic_write_json
+from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 from biocite.records import Document, Sentence
 from biocite.settings import DATA_DIR, Settings
 
@@ -258,7 +259,6 @@ def train_findings(
     encoder: Encoder, embedder_name: str, store: SentenceStore, *, c: float = 0.05
 ) -> FindingsModel:
     """Train on the PubMedQA train part and the structured XML abstracts (seconds to a minute on 2 cores)."""
-    from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 
     started = time.perf_counter()
     train, _ = split_questions(load_questions())

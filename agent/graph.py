@@ -45,6 +45,7 @@ from biocite.agent.synthesis import acceptable_query, polish
 from biocite.agent.verdict import VerdictModel, load_verdict, question_type, top_evidence
 from biocite.citations import DraftSentence, count_words, drop_repeats, parse_generation
 from biocite.errors import BiociteError, ModelError
+from biocite.llm import make_chat_model, yes_probability
 from biocite.records import (
     Answer,
     AnswerSentence,
@@ -57,6 +58,7 @@ from biocite.records import (
     Trace,
 )
 from biocite.settings import Settings
+from biocite.support import SupportModel
 from biocite.tokenize import tokenize
 
 Judge = Callable[[list[BaseMessage]], float | None]
@@ -180,7 +182,6 @@ class Agent:
     @property
     def chat_model(self) -> BaseChatModel:
         if self._chat_model is None:
-            from biocite.llm import make_chat_model
 
             self._chat_model = make_chat_model(self.settings)
         return self._chat_model
@@ -188,7 +189,6 @@ class Agent:
     def judge(self, messages: list[BaseMessage]) -> float | None:
         if self._judge is not None:
             return self._judge(messages)
-        from biocite.llm import yes_probability
 
         return yes_probability(self.chat_model, messages)
 
@@ -661,7 +661,6 @@ class Agent:
     def support_model(self) -> Any:
         """biocite's support model (core/support.py); trained once on first use."""
         if self._support_model is None:
-            from biocite.support import SupportModel
 
             self._support_model = SupportModel.load(self.settings)
         return self._support_model

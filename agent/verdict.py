@@ -26,8 +26,10 @@ from typing import Any, Literal
 import numpy as np
 
 from biocite.agent.evidence import Encoder
+from biocite.agent.findings import PUBMEDQA, agent_models_dir
 from biocite.errors import ModelError
 from biocite.files import atomic_write_json
+from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 
 ARTIFACT_VERSION = 1
 QuestionType = Literal["yes/no", "factoid", "list", "open"]
@@ -171,7 +173,6 @@ def training_rows(
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Feature rows and labels for PubMedQA questions: the source abstract's top-k answer-bearing sentences
     (as the agent would rank them), from the index's stored sentences."""
-    from biocite.agent.findings import PUBMEDQA
 
     raw = json.loads(PUBMEDQA.read_text())
     rows, labels, kept = [], [], []
@@ -204,7 +205,6 @@ def fit_verdict(x: np.ndarray, y: np.ndarray, c: float, seed: int = 13) -> tuple
 def train_verdict(
     encoder: Encoder, embedder_name: str, findings: Any, store: Any, *, c: float = 0.01
 ) -> VerdictModel:
-    from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 
     started = time.perf_counter()
     train, _ = split_questions(load_questions())
@@ -233,7 +233,6 @@ def load_verdict(
     settings: Any, findings: Any, encoder: Encoder, store: Any, *, train_if_missing: bool = True
 ) -> VerdictModel | None:
     """The cached verdict model for the findings model's embedder; trained and saved on first use."""
-    from biocite.agent.findings import agent_models_dir
 
     path = agent_models_dir(settings) / f"verdict-{findings.embedder}.json"
     if path.is_file():

@@ -23,9 +23,11 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from biocite.agent.graph import Agent
 from biocite.app.runfiles import LIMITS, Topic, TopicSet, build_run
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
 from biocite.files import atomic_write_json
+from biocite.index.hybrid import open_retriever
 from biocite.records import Answer
 from biocite.settings import Settings
 
@@ -272,8 +274,6 @@ def run_batch(
 
 
 def _default_agent(settings: Settings) -> Answerer:
-    from biocite.agent.graph import Agent
-    from biocite.index.hybrid import open_retriever
 
     return Agent(settings, retriever=open_retriever(settings))
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from biocite import jsonfile
 from biocite.errors import InputError
 from biocite.records import Answer
+from biocite.sentences import split_text
 from biocite.settings import DATA_DIR
 
 RunFormat = Literal["biogen2024", "biogen2025"]
@@ -182,7 +183,6 @@ def _words(text: str) -> int:
 
 
 def _split(text: str) -> list[str]:
-    from biocite.sentences import split_text
 
     return split_text(text)
 

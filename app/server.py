@@ -17,6 +17,8 @@ answers never run at once). Search and documents need no LLM and run beside it i
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import json
 import logging
 import math
@@ -29,22 +31,32 @@ from collections import OrderedDict, deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from starlette.types import Receive, Scope, Send
 
-from biocite.app.check import CheckRequest, CheckResult
+from biocite.agent.checks import check_question
+from biocite.agent.graph import Agent, make_checkpointer
+from biocite.app.check import CheckRequest, CheckResult, check_requests
+from biocite.app.evaluation import build_evaluator
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
 from biocite.evaluator.evaluate import QuestionResult
+from biocite.evaluator.runs import RunEntry
+from biocite.evaluator.sources import StoreSource
+from biocite.index.hybrid import open_retriever
 from biocite.records import Answer, SearchHit, check_pmid
 from biocite.settings import Settings
+from biocite.support import SupportModel
 
 log = logging.getLogger("biocite.app.server")
 T = TypeVar("T")
@@ -291,8 +303,6 @@ def trim_heap() -> None:
     leave the server's RSS growing by megabytes per answer (bench/load_api.py measured it)."""
     global _LIBC
     if _LIBC is None:
-        import ctypes
-        import ctypes.util
 
         try:
             _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
@@ -365,8 +375,6 @@ class Service:
     def agent(self) -> Any:
         with self._lock:
             if self._agent is None:
-                from biocite.agent.graph import Agent, make_checkpointer
-                from biocite.index.hybrid import open_retriever
 
                 self._agent = Agent(
                     self.settings, retriever=open_retriever(self.settings), checkpointer=make_checkpointer()
@@ -377,7 +385,6 @@ class Service:
         self.agent().retriever.search("warm up the index", k=1)
 
     def check_question(self, question: str) -> str:
-        from biocite.agent.checks import check_question
 
         return check_question(question, self.settings.agent.max_question_chars)
 
@@ -431,13 +438,10 @@ class Service:
     # --- evaluation
 
     def evaluate_sync(self, body: EvaluateRequest, question: str) -> QuestionResult:
-        from biocite.evaluator.runs import RunEntry
 
         metrics = tuple(body.metrics or EVAL_METRICS)
         evaluator = self._evaluators.get(metrics)
         if evaluator is None:
-            from biocite.app.evaluation import build_evaluator
-            from biocite.evaluator.sources import StoreSource
 
             source = StoreSource(self.agent().retriever.index.docs)
             evaluator, _ = build_evaluator(self.settings, list(metrics), source=source)
@@ -481,8 +485,6 @@ class Service:
         return views
 
     def check(self, body: CheckRequest) -> CheckResult:
-        from biocite.app.check import check_requests
-        from biocite.support import SupportModel
 
         with self._lock:
             if self._support is None:
@@ -638,7 +640,6 @@ def create_app(settings: Settings, *, agent: Any | None = None) -> FastAPI:
     )
     app.state.service = service
     if settings.server.cors_origins:
-        from fastapi.middleware.cors import CORSMiddleware
 
         app.add_middleware(
             CORSMiddleware, allow_origins=settings.server.cors_origins, allow_methods=["GET", "POST"],
@@ -792,14 +793,12 @@ def create_app(settings: Settings, *, agent: Any | None = None) -> FastAPI:
 
     app.include_router(v1)
     if WEB_DIR.is_dir():
-        from fastapi.staticfiles import StaticFiles
 
         app.mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web")  # last: /v1 and /healthz win
     return app
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("biocite")

@@ -27,9 +27,32 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
+from biocite.embedder import Embedder
 from biocite.errors import InputError, ModelError
-from biocite.records import Span  # exact offsets into the evidence text given to check(): text[start:end]
+from biocite.heads import PairClassifier, macro_report
+from biocite.models import model_path
+from biocite.records import (
+    Document,
+    Span,  # exact offsets into the evidence text given to check(): text[start:end]
+)
+from biocite.sentences import sentence_spans as spans
 from biocite.settings import Settings, load_settings
+from biocite.support_data import (
+    HARD_LABEL,
+    STOPWORDS,
+    NearMiss,
+    balanced,
+    calibration_side,
+    citint_claims,
+    citint_pairs,
+    content_words,
+    copy_pairs,
+    fingerprint,
+    hard_cases,
+    kqa_pairs,
+    overlap,
+    pubmedqa_pairs,
+)
 
 SupportLabel = Literal["supports", "contradicts", "neutral", "not_relevant"]
 LABELS: list[SupportLabel] = ["supports", "contradicts", "neutral", "not_relevant"]
@@ -57,8 +80,6 @@ class SupportVerdict(BaseModel):
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Sentences of free text as (start, end) offsets (the index's splitter)."""
-    from biocite.records import Document
-    from biocite.sentences import sentence_spans as spans
 
     return spans(Document(pmid="1", abstract=text)) if text.strip() else []
 
@@ -76,7 +97,6 @@ def _stemmer() -> Any:
 def phrases(claim: str, text: str, start: int, end: int) -> list[Span]:
     """Runs of words of evidence[start:end] that are content words of the claim (exact offsets); two
     matched words separated only by stopwords/punctuation join into one phrase."""
-    from biocite.support_data import STOPWORDS, content_words
 
     stem = _stemmer().stemWord
     wanted = {stem(w) for w in content_words(claim)}
@@ -103,7 +123,6 @@ _NUM = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 def cheap_features(claim: str, passage: str) -> list[float]:
     """Number agreement (share of the claim's numbers found in the passage; 1 when it has none) and
     content-word recall of the claim in the passage."""
-    from biocite.support_data import content_words
 
     nums = set(_NUM.findall(claim))
     num_agree = len(nums & set(_NUM.findall(passage))) / len(nums) if nums else 1.0
@@ -197,7 +216,6 @@ class SupportModel:
     def cosines(self, claims: Sequence[str], groups: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """cosine(claim, sentence) of the MiniLM bi-encoder for each claim's group of sentences."""
         if self._embedder is None:
-            from biocite.embedder import Embedder
 
             self._embedder = Embedder("minilm")
         texts = sorted({*claims, *(s for g in groups for s in g)})
@@ -238,7 +256,6 @@ class SupportModel:
 
     @classmethod
     def from_folder(cls, folder: Path, settings: Settings | None = None) -> SupportModel:
-        from biocite.heads import PairClassifier
 
         head = PairClassifier.load(folder)
         meta = head.meta
@@ -256,7 +273,6 @@ class SupportModel:
     def _units(self, claim: str, evidence: str) -> list[tuple[int, int]]:
         spans = sentence_spans(evidence)
         if len(spans) > self.max_sentences:  # keep the sentences sharing most words with the claim
-            from biocite.support_data import overlap
 
             ranked = sorted(spans, key=lambda s: -overlap(claim, evidence[s[0] : s[1]]))
             spans = sorted(ranked[: self.max_sentences])
@@ -321,7 +337,6 @@ class SupportModel:
 
 
 def backbone_path(settings: Settings, backbone: str | Path) -> Path:
-    from biocite.models import model_path
 
     return model_path(settings, backbone)
 
@@ -332,7 +347,6 @@ def _calibration_set(
     """(claim, passage sentences, label) at passage level for the aggregator: each calibration claim vs its
     cited abstract (its own label), vs a random and a same-topic other abstract (not_relevant), and
     TRAIN-template hard cases vs the cited abstract."""
-    from biocite.support_data import HARD_LABEL, NearMiss, copy_pairs, hard_cases
 
     rng = random.Random(seed)
     near = NearMiss({str(k): v for k, v in corpus.items()})
@@ -358,7 +372,6 @@ def _calibration_set(
 def _scored_rows(
     model: SupportModel, rows: Sequence[tuple[str, list[str], str]]
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    from biocite.support_data import overlap
 
     groups = [
         sorted(s, key=lambda x: -overlap(c, x))[: model.max_sentences] if len(s) > model.max_sentences else s
@@ -387,18 +400,6 @@ def train_support(
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Fine-tune, fit the aggregator, score on the calibration slice, save. Returns the saved meta."""
-    from biocite.heads import PairClassifier
-    from biocite.support_data import (
-        balanced,
-        calibration_side,
-        citint_claims,
-        citint_pairs,
-        copy_pairs,
-        fingerprint,
-        hard_cases,
-        kqa_pairs,
-        pubmedqa_pairs,
-    )
 
     cfg = settings.support
     folder = folder or support_dir(settings)
@@ -455,7 +456,6 @@ def train_support(
     a, b = order[: len(rows) // 2], order[len(rows) // 2 :]
     half = Aggregator.fit(x[a], [y[i] for i in a], seed)
     pred = [LABELS[i] for i in half.predict_proba(x[b]).argmax(axis=1)]
-    from biocite.heads import macro_report
 
     calib_metrics = macro_report([y[i] for i in b], pred, LABELS)
     aggregator = Aggregator.fit(x, y, seed)

@@ -27,6 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from biocite.heads import data_fingerprint
+from biocite.kqa import load_nli_labels, split_of
+from biocite.sentences import split_text
 from biocite.settings import DATA_DIR
 from biocite.tokenize import tokenize, tokenize_many
 
@@ -185,8 +188,6 @@ def citint_pairs(claims: Sequence[CitClaim], corpus: dict[int, list[str]], seed:
 
 
 def kqa_pairs(seed: int, side: str = "train") -> list[Pair]:
-    from biocite.kqa import load_nli_labels, split_of
-    from biocite.sentences import split_text
 
     label_of = {"Entailment": "supports", "Contradiction": "contradicts", "Neutral": "neutral"}
     out = []
@@ -215,7 +216,6 @@ def load_abstracts() -> dict[str, str]:
 
 
 def pubmedqa_pairs(seed: int, side: str = "train", test_fraction: float = 0.4) -> list[Pair]:
-    from biocite.sentences import split_text
 
     questions = json.loads(PUBMEDQA_FILE.read_text())
     abstracts = load_abstracts()
@@ -505,6 +505,5 @@ def balanced(pairs: Sequence[Pair], total: int, seed: int, primary_share: float 
 
 
 def fingerprint(pairs: Sequence[Pair]) -> str:
-    from biocite.heads import data_fingerprint
 
     return data_fingerprint(asdict(p) for p in pairs)

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from biocite.records import Document
+from biocite.sentences import split_text
 
 WINDOW = 3
 
@@ -26,7 +27,6 @@ class DictSource:
 
 def doc_sentences(doc: Document, store: Any | None = None) -> list[str]:
     """The title, then the abstract's sentences (the index's own split when a DocStore is given)."""
-    from biocite.sentences import split_text
 
     sentences: list[str] = []
     if store is not None and hasattr(store, "sentences"):

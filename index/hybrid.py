@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from biocite.errors import BiociteError
+from biocite.index.build import open_index
+from biocite.index.rerank import make_reranker, rerank_order
 from biocite.records import Document, SearchHit, Sentence
 from biocite.settings import Settings
 from biocite.tokenize import tokenize
@@ -140,7 +142,6 @@ class Retriever:
         self._idf: IdfTable | None = None
         self._lock = threading.Lock()
         if reranker is None and self.config.reranker != "none":
-            from biocite.index.rerank import make_reranker
 
             self._reranker = make_reranker(settings, index)
 
@@ -210,7 +211,6 @@ class Retriever:
         self, query: str, fused: Ranked, docs: dict[str, Document]
     ) -> tuple[Ranked, dict[str, float]]:
         """Reranked head (reranker scores), then the fused tail beyond rerank_k (fused scores)."""
-        from biocite.index.rerank import rerank_order
 
         assert self._reranker is not None
         order, reranked = rerank_order(
@@ -264,7 +264,6 @@ def _cache_key(settings: Settings) -> str:
 
 def open_retriever(settings: Settings) -> Retriever:
     """The retriever for these settings, loaded once per process."""
-    from biocite.index.build import open_index
 
     key = _cache_key(settings)
     with _CACHE_LOCK:

@@ -17,6 +17,7 @@ import json
 import shutil
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,6 +28,8 @@ from biocite.errors import IndexMismatchError
 from biocite.files import atomic_write_text
 from biocite.models import file_xxh3
 from biocite.records import Document, Sentence
+from biocite.sentences import split_sentences
+from biocite.tokenize import tokenize
 
 MANIFEST_VERSION = 1
 
@@ -378,3 +381,19 @@ class DocStore:
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+@dataclass
+class Prepared:
+    """A document ready to store: split and tokenised here, or later only if it changed (sentences None)."""
+
+    doc: Document
+    content_hash: str
+    sentences: list[Sentence] | None = None
+    tokens: list[str] | None = None
+
+
+def prepare(doc: Document, stem: bool, *, split: bool) -> Prepared:
+    if not split:
+        return Prepared(doc, document_hash(doc))
+    return Prepared(doc, document_hash(doc), split_sentences(doc), tokenize(doc.text, stem=stem))
