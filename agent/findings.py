@@ -17,7 +17,8 @@ Training data (reproducible from the repository, `train_findings`):
   question. Sentences are the index's own (`index/sentences.py`), as the agent sees them.
 The held-out 40 % is never used for training or fitting.
 
-The artifact is a small JSON file (coefficients, scaler, metadata), trained on first use when missing.
+The artifact is a `biocite.heads.LinearModel` JSON file (scaler, coefficients, metadata), trained on first
+use when missing or of another version.
 """
 
 from __future__ import annotations
@@ -33,13 +34,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from biocite.agent.evidence import Encoder
-from biocite.errors import ModelError
-from biocite.files import atomic_write_json
+from biocite.heads import LinearModel
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 from biocite.records import Document, Sentence
 from biocite.settings import DATA_DIR, Settings
 
-ARTIFACT_VERSION = 1
+ARTIFACT_VERSION = 1  # of the features; the saved layout is biocite.heads.LinearModel
+KIND = "findings"
+LABELS = ["other", "answer_bearing"]
 MIN_TRAIN_ABSTRACTS = 50  # PubMedQA train-part source abstracts the index must hold to train on
 PUBMEDQA = DATA_DIR / "pubmedqa" / "dev_questions.json"
 
@@ -89,21 +91,22 @@ def feature_matrix(question_vector: np.ndarray, vectors: np.ndarray, cues: np.nd
     return np.hstack([cues, vectors, vectors * question_vector[None, :]]).astype(np.float32)
 
 
-@dataclass
+@dataclass(frozen=True)
 class FindingsModel:
-    """Logistic regression weights over `feature_matrix` columns (standardised)."""
+    """P(answer-bearing): a logistic regression over standardised `feature_matrix` columns."""
 
-    embedder: str
-    dim: int
-    mean: np.ndarray
-    scale: np.ndarray
-    coef: np.ndarray
-    intercept: float
-    meta: dict[str, Any]
+    linear: LinearModel
+
+    @property
+    def embedder(self) -> str:
+        return str(self.linear.meta.get("embedder", ""))
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.linear.meta
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
-        z = ((features - self.mean) / self.scale) @ self.coef + self.intercept
-        return 1.0 / (1.0 + np.exp(-z))
+        return self.linear.predict_proba(features)[:, 1]
 
     def score(
         self, question: str, sentences: Sequence[Sentence], counts: Sequence[int], encode: Encoder
@@ -123,36 +126,13 @@ class FindingsModel:
         return self.probabilities(feature_matrix(q, s, cues))
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {
-            "artifact_version": ARTIFACT_VERSION,
-            "embedder": self.embedder,
-            "dim": self.dim,
-            "mean": self.mean.tolist(),
-            "scale": self.scale.tolist(),
-            "coef": self.coef.tolist(),
-            "intercept": self.intercept,
-            "meta": self.meta,
-        }
-        atomic_write_json(path, payload, indent=None)
+        self.linear.save(path)
 
     @classmethod
-    def load(cls, path: Path) -> FindingsModel:
-        try:
-            raw = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ModelError(f"{path}: cannot read the findings model ({exc})") from None
-        if raw.get("artifact_version") != ARTIFACT_VERSION:
-            raise ModelError(f"{path}: artifact_version {raw.get('artifact_version')!r}; retrain it")
-        return cls(
-            embedder=raw["embedder"],
-            dim=int(raw["dim"]),
-            mean=np.asarray(raw["mean"], dtype=np.float32),
-            scale=np.asarray(raw["scale"], dtype=np.float32),
-            coef=np.asarray(raw["coef"], dtype=np.float32),
-            intercept=float(raw["intercept"]),
-            meta=raw.get("meta", {}),
-        )
+    def load(cls, path: Path) -> FindingsModel | None:
+        """None for an artifact of another version or layout (the caller retrains it)."""
+        linear = LinearModel.load(path, kind=KIND, version=ARTIFACT_VERSION, labels=LABELS)
+        return None if linear is None else cls(linear)
 
 
 # --- training data ---------------------------------------------------------------------------------------
@@ -245,14 +225,8 @@ def abstract_features(items: Sequence[LabelledAbstract], encoder: Encoder) -> tu
     return np.vstack(rows), np.asarray(ys)
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 0.05, seed: int = 13) -> tuple[Any, Any]:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.preprocessing import StandardScaler
-
-    scaler = StandardScaler().fit(x)
-    model = LogisticRegression(C=c, max_iter=2000, random_state=seed, class_weight="balanced")
-    model.fit(scaler.transform(x), y)
-    return scaler, model
+def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 0.05, seed: int = 13) -> LinearModel:
+    return LinearModel.fit(x, y, kind=KIND, version=ARTIFACT_VERSION, labels=LABELS, c=c, seed=seed)
 
 
 def train_findings(
@@ -266,9 +240,9 @@ def train_findings(
     if sum(i.source == "pubmedqa" for i in items) < MIN_TRAIN_ABSTRACTS:
         raise ValueError(f"the index holds fewer than {MIN_TRAIN_ABSTRACTS} training abstracts")
     x, y = abstract_features(items, encoder)
-    scaler, model = fit_logistic(x, y, c)
-    scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+    fitted = fit_logistic(x, y, c)
     meta = {
+        "embedder": embedder_name,
         "split": {"seed": SPLIT_SEED, "train_share": TRAIN_SHARE, "train_questions": len(train)},
         "abstracts": {
             "pubmedqa": sum(i.source == "pubmedqa" for i in items),
@@ -280,15 +254,7 @@ def train_findings(
         "train_seconds": round(time.perf_counter() - started, 1),
         "cues": CUE_NAMES,
     }
-    return FindingsModel(
-        embedder=embedder_name,
-        dim=int(x.shape[1]),
-        mean=scaler.mean_.astype(np.float32),
-        scale=scale.astype(np.float32),
-        coef=model.coef_[0].astype(np.float32),
-        intercept=float(model.intercept_[0]),
-        meta=meta,
-    )
+    return FindingsModel(fitted.model_copy(update={"meta": meta}))
 
 
 def agent_models_dir(settings: Settings) -> Path:
@@ -310,8 +276,9 @@ def load_findings(
     if name not in ("minilm", "mpnet") or not settings.agent.answer_model:
         return None
     path = agent_models_dir(settings) / f"findings-{name}.json"
-    if path.is_file():
-        return FindingsModel.load(path)
+    if path.is_file() and (model := FindingsModel.load(path)) is not None:
+        return model
+    # missing, or of another version or layout (written by an older biocite): trained and replaced
     if not train_if_missing:
         return None
     try:

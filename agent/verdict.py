@@ -27,11 +27,11 @@ import numpy as np
 
 from biocite.agent.evidence import Encoder
 from biocite.agent.findings import PUBMEDQA, agent_models_dir
-from biocite.errors import ModelError
-from biocite.files import atomic_write_json
+from biocite.heads import LinearModel
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 
-ARTIFACT_VERSION = 1
+ARTIFACT_VERSION = 1  # of the features; the saved layout is biocite.heads.LinearModel
+KIND = "verdict"
 QuestionType = Literal["yes/no", "factoid", "list", "open"]
 Verdict = Literal["yes", "no", "mixed", "insufficient"]
 LABELS: list[Verdict] = ["yes", "no", "mixed"]
@@ -100,20 +100,22 @@ def evidence_features(
     return np.hstack([weighted, top, extra, mean, mean * question_vector]).astype(np.float32)
 
 
-@dataclass
+@dataclass(frozen=True)
 class VerdictModel:
-    embedder: str
-    mean: np.ndarray
-    scale: np.ndarray
-    coef: np.ndarray  # (3, features)
-    intercept: np.ndarray  # (3,)
-    meta: dict[str, Any]
+    """yes / no / mixed: a multinomial logistic regression over standardised `evidence_features`."""
+
+    linear: LinearModel
+
+    @property
+    def embedder(self) -> str:
+        return str(self.linear.meta.get("embedder", ""))
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.linear.meta
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
-        z = ((features - self.mean) / self.scale) @ self.coef.T + self.intercept
-        z = z - z.max(axis=-1, keepdims=True)
-        e = np.exp(z)
-        return e / e.sum(axis=-1, keepdims=True)
+        return self.linear.predict_proba(features)
 
     def predict(
         self, question: str, texts: Sequence[str], weights: Sequence[float], encode: Encoder
@@ -130,35 +132,13 @@ class VerdictModel:
         )
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {
-            "artifact_version": ARTIFACT_VERSION,
-            "embedder": self.embedder,
-            "labels": LABELS,
-            "mean": self.mean.tolist(),
-            "scale": self.scale.tolist(),
-            "coef": self.coef.tolist(),
-            "intercept": self.intercept.tolist(),
-            "meta": self.meta,
-        }
-        atomic_write_json(path, payload, indent=None)
+        self.linear.save(path)
 
     @classmethod
-    def load(cls, path: Path) -> VerdictModel:
-        try:
-            raw = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ModelError(f"{path}: cannot read the verdict model ({exc})") from None
-        if raw.get("artifact_version") != ARTIFACT_VERSION or raw.get("labels") != LABELS:
-            raise ModelError(f"{path}: an incompatible verdict model; retrain it")
-        return cls(
-            embedder=raw["embedder"],
-            mean=np.asarray(raw["mean"], dtype=np.float32),
-            scale=np.asarray(raw["scale"], dtype=np.float32),
-            coef=np.asarray(raw["coef"], dtype=np.float32),
-            intercept=np.asarray(raw["intercept"], dtype=np.float32),
-            meta=raw.get("meta", {}),
-        )
+    def load(cls, path: Path) -> VerdictModel | None:
+        """None for an artifact of another version, label set or layout (the caller retrains it)."""
+        linear = LinearModel.load(path, kind=KIND, version=ARTIFACT_VERSION, labels=LABELS)
+        return None if linear is None else cls(linear)
 
 
 def top_evidence(
@@ -192,14 +172,10 @@ def training_rows(
     return np.vstack(rows), np.asarray(labels), kept
 
 
-def fit_verdict(x: np.ndarray, y: np.ndarray, c: float, seed: int = 13) -> tuple[Any, Any]:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.preprocessing import StandardScaler
-
-    scaler = StandardScaler().fit(x)
-    model = LogisticRegression(C=c, max_iter=3000, random_state=seed, class_weight="balanced")
-    model.fit(scaler.transform(x), y)
-    return scaler, model
+def fit_verdict(x: np.ndarray, y: np.ndarray, c: float, seed: int = 13) -> LinearModel:
+    return LinearModel.fit(
+        x, y, kind=KIND, version=ARTIFACT_VERSION, labels=LABELS, c=c, max_iter=3000, seed=seed
+    )
 
 
 def train_verdict(
@@ -211,22 +187,15 @@ def train_verdict(
     x, y, kept = training_rows([q.pmid for q in train], encoder, findings, store)
     if len(kept) < 50:
         raise ValueError("the index holds fewer than 50 training abstracts")
-    scaler, model = fit_verdict(x, y, c)
-    scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+    fitted = fit_verdict(x, y, c)
     meta = {
+        "embedder": embedder_name,
         "split": {"seed": SPLIT_SEED, "train_share": TRAIN_SHARE, "train_questions": len(kept)},
         "label_counts": {k: int((y == i).sum()) for i, k in enumerate(LABELS)},
         "C": c,
         "train_seconds": round(time.perf_counter() - started, 1),
     }
-    return VerdictModel(
-        embedder=embedder_name,
-        mean=scaler.mean_.astype(np.float32),
-        scale=scale.astype(np.float32),
-        coef=model.coef_.astype(np.float32),
-        intercept=model.intercept_.astype(np.float32),
-        meta=meta,
-    )
+    return VerdictModel(fitted.model_copy(update={"meta": meta}))
 
 
 def load_verdict(
@@ -235,8 +204,9 @@ def load_verdict(
     """The cached verdict model for the findings model's embedder; trained and saved on first use."""
 
     path = agent_models_dir(settings) / f"verdict-{findings.embedder}.json"
-    if path.is_file():
-        return VerdictModel.load(path)
+    if path.is_file() and (model := VerdictModel.load(path)) is not None:
+        return model
+    # missing, or of another version or layout (written by an older biocite): trained and replaced
     if not train_if_missing:
         return None
     try:
