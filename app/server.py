@@ -517,7 +517,16 @@ def event_payload(event: Event) -> tuple[str, Any]:
 
 class EventStream(StreamingResponse):
     """text/event-stream that watches for the client leaving whatever the ASGI server's spec version, and
-    always runs `on_close` (stop the agent run, free the queue place), even if streaming never started."""
+    always runs `on_close` (stop the agent run, free the queue place), even if streaming never started.
+
+    Kept hand-written rather than FastAPI's `fastapi.sse.EventSourceResponse` (issue 15, checked against
+    FastAPI 0.165): that streams a generator endpoint through Starlette's StreamingResponse, which listens
+    for `http.disconnect` only under ASGI spec < 2.4; under 2.4 it learns of a departed client from the next
+    failed write, so a queued stream (silent for HEARTBEAT_S = 15 s) would keep its queue place that long
+    (tests/integration/test_server.py::test_queue_429_and_disconnects_free_their_place wants it freed at
+    once). Its generator also starts only after the 200 status line, so the 429 would have to move into a
+    dependency, and it adds its own ": ping" comments beside ours. sse-starlette would watch disconnects
+    but is one more dependency for these 25 lines."""
 
     media_type = "text/event-stream"
 

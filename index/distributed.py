@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from biocite.embedder import Embedder
 from biocite.errors import BiociteError
 from biocite.index.readers import Deletion, ReadStats, iter_records
-from biocite.index.store import file_sha256, prepare
+from biocite.index.store import prepare
+from biocite.models import file_sha256
 
 if TYPE_CHECKING:
     from biocite.index.store import DocStore, Prepared

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from biocite.errors import IndexMismatchError
 from biocite.files import atomic_write_text
-from biocite.models import file_xxh3
+from biocite.models import file_sha256, file_xxh3
 from biocite.records import Document, Sentence
 from biocite.sentences import split_sentences
 from biocite.tokenize import tokenize
@@ -89,14 +89,6 @@ class Manifest(BaseModel):
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def describe_source(path: Path) -> SourceFile:

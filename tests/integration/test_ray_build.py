@@ -79,7 +79,7 @@ def test_ray_build_resumes_from_saved_shards(tmp_path: Path) -> None:
     # a "finished shard" of the first file whose one record differs from the file: it must be the one used
     from biocite.index.build import prepare
     from biocite.index.readers import ReadStats, iter_records
-    from biocite.index.store import file_sha256
+    from biocite.models import file_sha256
 
     first = corpus_dir / "a_abstracts.jsonl"
     records = [prepare(d, True, split=True) for d in iter_records([first])]
