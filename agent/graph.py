@@ -182,7 +182,6 @@ class Agent:
     @property
     def chat_model(self) -> BaseChatModel:
         if self._chat_model is None:
-
             self._chat_model = make_chat_model(self.settings)
         return self._chat_model
 
@@ -661,7 +660,6 @@ class Agent:
     def support_model(self) -> Any:
         """biocite's support model (core/support.py); trained once on first use."""
         if self._support_model is None:
-
             self._support_model = SupportModel.load(self.settings)
         return self._support_model
 

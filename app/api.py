@@ -49,7 +49,6 @@ def _setting_value(value: Any) -> str:
 
 @lru_cache(maxsize=4)
 def _agent(settings_json: str) -> Agent:
-
     settings = Settings.model_validate_json(settings_json)
     return Agent(settings, retriever=open_retriever(settings))
 
@@ -100,7 +99,6 @@ def evaluate(
 
 @lru_cache(maxsize=2)
 def _support_model(settings_json: str) -> Any:
-
     return SupportModel.load(Settings.model_validate_json(settings_json))
 
 

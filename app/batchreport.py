@@ -75,7 +75,6 @@ def batch_section(header: JournalHeader, records: list[TopicRecord]) -> dict[str
 
 
 def _pubmedqa_gold(folder: Path, topic_ids: list[str]) -> Path:
-
     answers = pubmedqa_long_answers()
     missing = [t for t in topic_ids if t not in answers]
     if missing:
@@ -135,7 +134,6 @@ def report_run(
         )
     gold_path: Path | None = None
     if gold == "pubmedqa" or (gold is None and topics_name == "pubmedqa"):
-
         gold_path = _pubmedqa_gold(folder, [e.topic_id for e in load_run(evaluated).entries])
     elif gold:
         gold_path = Path(gold)

@@ -70,7 +70,6 @@ note_console = Console(stderr=True, soft_wrap=True)  # status lines and warnings
 
 def _version(value: bool) -> None:
     if value:
-
         console.print(f"biocite {version('biocite')}", highlight=False)
         raise typer.Exit(0)
 
@@ -229,7 +228,6 @@ def index_info(preset: PresetOpt = None, overrides: SetOpt = None, json_out: Jso
     if json_out:
         console.print_json(manifest.model_dump_json())
     else:
-
         console.print(yaml.safe_dump(json.loads(manifest.model_dump_json()), sort_keys=False), end="")
 
 

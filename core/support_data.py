@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from rank_bm25 import BM25Okapi
 
 from biocite.heads import data_fingerprint
 from biocite.kqa import load_nli_labels, split_of
@@ -147,8 +148,6 @@ class NearMiss:
     """BM25 over a set of abstracts: the most similar *other* abstract to a text (same topic, other study)."""
 
     def __init__(self, docs: dict[str, list[str]]) -> None:
-        from rank_bm25 import BM25Okapi
-
         self.ids = sorted(docs)
         self.docs = docs
         self.bm25 = BM25Okapi(list(tokenize_many(" ".join(docs[i]) for i in self.ids)))
@@ -188,7 +187,6 @@ def citint_pairs(claims: Sequence[CitClaim], corpus: dict[int, list[str]], seed:
 
 
 def kqa_pairs(seed: int, side: str = "train") -> list[Pair]:
-
     label_of = {"Entailment": "supports", "Contradiction": "contradicts", "Neutral": "neutral"}
     out = []
     for row in load_nli_labels():
@@ -216,7 +214,6 @@ def load_abstracts() -> dict[str, str]:
 
 
 def pubmedqa_pairs(seed: int, side: str = "train", test_fraction: float = 0.4) -> list[Pair]:
-
     questions = json.loads(PUBMEDQA_FILE.read_text())
     abstracts = load_abstracts()
     contexts: dict[str, list[str]] = {}
@@ -505,5 +502,4 @@ def balanced(pairs: Sequence[Pair], total: int, seed: int, primary_share: float 
 
 
 def fingerprint(pairs: Sequence[Pair]) -> str:
-
     return data_fingerprint(asdict(p) for p in pairs)

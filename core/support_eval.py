@@ -120,7 +120,6 @@ def kqa_figures(model: SupportModel, seed: int = 13) -> dict[str, Any]:
     P(supports)(statement, answer); threshold fitted for F1 on the TRAIN questions, F1 on held-out ones."""
     from sklearn.metrics import f1_score
 
-
     rows = load_nli_labels()
     scores = [v.probs["supports"] for v in model.check_many([(r.claim, r.answer) for r in rows])]
     side = [split_of(r.question, seed) for r in rows]
@@ -173,7 +172,6 @@ def all_figures(model: SupportModel, quick: bool = False) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-
     ap = argparse.ArgumentParser(prog="python -m biocite.support_eval", description=__doc__.split("\n")[0])
     ap.add_argument("--train", action="store_true", help="fine-tune a fresh model first")
     ap.add_argument("--device", default="auto", help="training device: auto, cpu, cuda")

@@ -148,7 +148,6 @@ def calibrate_nuggets(
 ) -> MatchModel:
     import optuna
 
-
     questions = list(questions if questions is not None else load_questions())
     nli = list(nli if nli is not None else load_nli_labels())
     train_q = [q for q in questions if split_of(q.question, seed) == "train"]

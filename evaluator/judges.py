@@ -148,7 +148,6 @@ class SupportJudge:
         self.name = str(model.name)
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[Verdict]:
-
         keys = [JudgeCache.key(self.name, self.prompt_version, "support", p) for p in pairs]
         out: list[Verdict | None] = []
         for key in keys:

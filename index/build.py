@@ -289,12 +289,10 @@ def _build_local_engines(store: DocStore, embedder: Embedder, settings: Settings
 
 
 def milvus_uri(settings: Settings) -> str:
-
     return settings.index.milvus_uri or lite_uri(settings.index_dir)
 
 
 def _build_milvus(store: DocStore, embedder: Embedder, settings: Settings) -> None:
-
     def rows() -> Iterator[tuple[list[str], list[list[str]], np.ndarray]]:
         for pmids, vectors in store.iter_embeddings(embedder.name, embedder.dim, chunk=2000):
             tokens = store.tokens_many(pmids)
@@ -512,7 +510,6 @@ def open_index(settings: Settings) -> LoadedIndex:
     lexical: LexicalEngine
     dense: DenseEngine
     if settings.index.engine == "milvus":
-
         milvus = MilvusIndex.open(milvus_uri(settings), settings.index.milvus_collection)
         lexical, dense = milvus.lexical, milvus.dense
     else:

@@ -142,7 +142,6 @@ class Retriever:
         self._idf: IdfTable | None = None
         self._lock = threading.Lock()
         if reranker is None and self.config.reranker != "none":
-
             self._reranker = make_reranker(settings, index)
 
     @property

@@ -72,7 +72,6 @@ class CrossEncoderReranker:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> CrossEncoderReranker:
-
         folder = settings.reranker_dir
         if not (folder / "meta.json").is_file():
             raise ModelError(
@@ -97,7 +96,6 @@ class DenseReranker:
     """Cosine of bi-encoder embeddings. Reuses the index's stored vectors when it is the index's model."""
 
     def __init__(self, model: str, settings: Settings, index: LoadedIndex | None = None) -> None:
-
         self.embedder = (
             index.embedder if index and index.embedder.name == model else Embedder(model, settings)
         )

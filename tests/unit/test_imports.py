@@ -33,11 +33,7 @@ HEAVY: dict[str, str] = {
     "milvus_lite": "optional engine (index.engine=milvus)",
     "ray": "optional distributed build (--ray)",
     "tantivy": "optional on-disk BM25 (index.bm25_backend=tantivy)",
-    "rank_bm25": "only to mine hard negatives when training the support model",
-    "pysbd": "the sentence splitter's fallback segmenter, loaded on first use",
-    "Stemmer": "PyStemmer, only for the support model's overlap features",
     "uvicorn": "`biocite serve` only",
-    "tqdm": "progress bars of long runs only",
 }
 
 # The command line keeps each command's own stack lazy: importing every command's modules at the top of
