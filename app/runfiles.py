@@ -184,13 +184,21 @@ def _marker_problems(sentence: int, marker: str, max_citations: int) -> list[tup
     if not is_official(marker):
         official = format_citation(pmids)
         problems.append(
-            (f"answer sentence {sentence}: write {marker} as {official} (plain PMIDs, comma-separated)", "warning")
+            (
+                f"answer sentence {sentence}: write {marker} as {official} (plain PMIDs, comma-separated)",
+                "warning",
+            )
         )
     if len(pmids) > max_citations:
         problems.append(
-            (f"answer sentence {sentence}: {len(pmids)} PMIDs in one citation; at most {max_citations}", "error")
+            (
+                f"answer sentence {sentence}: {len(pmids)} PMIDs in one citation; at most {max_citations}",
+                "error",
+            )
         )
     return problems
+
+
 class _Lines:
     """Line number of every value in a JSON text, by path (`("results", 3, "answer")`)."""
 

@@ -7,6 +7,7 @@ question}]}`, 2025: a list of `{id, question}`); `pubmedqa` the PubMedQA develop
 from __future__ import annotations
 
 from pathlib import Path
+
 from pydantic import BaseModel
 
 from biocite import jsonfile, pubmedqa
