@@ -125,6 +125,12 @@ def _response(sentence: Any) -> Any:
     return {"text": sentence.get("text", sentence.get("sentence")), "citations": _pmid_strings(cites)}
 
 
+def _why(error: Any) -> str:
+    if error["type"] == "string_pattern_mismatch" and "topic_id" not in error["loc"]:
+        return f"'{error['input']}' is not a PMID"
+    return str(error["msg"])
+
+
 def _biogen_result(path: Path, row: dict[str, Any], field: str) -> Result2024 | Result2025:
     """One `results` entry, normalised into the official models (`biocite.runformats`)."""
     topic, value = str(row["topic_id"]), row[field]
@@ -144,7 +150,7 @@ def _biogen_result(path: Path, row: dict[str, Any], field: str) -> Result2024 | 
         label = "".join(
             f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(loc)
         )
-        raise _fail(path, topic, label, first["msg"]) from None
+        raise _fail(path, topic, label, _why(first)) from None
 
 
 def _sentences(result: Result2024 | Result2025) -> list[AnswerSentence]:
