@@ -23,7 +23,6 @@ use when missing or of another version.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Sequence
@@ -33,17 +32,17 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from biocite import pubmedqa
 from biocite.agent.evidence import Encoder
 from biocite.heads import LinearModel
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 from biocite.records import Document, Sentence
-from biocite.settings import DATA_DIR, Settings
+from biocite.settings import Settings
 
 ARTIFACT_VERSION = 1  # of the features; the saved layout is biocite.heads.LinearModel
 KIND = "findings"
 LABELS = ["other", "answer_bearing"]
 MIN_TRAIN_ABSTRACTS = 50  # PubMedQA train-part source abstracts the index must hold to train on
-PUBMEDQA = DATA_DIR / "pubmedqa" / "dev_questions.json"
 
 _CUES: dict[str, re.Pattern[str]] = {
     name: re.compile(pattern, re.IGNORECASE)
@@ -166,15 +165,15 @@ class SentenceStore(Protocol):
 
 def pubmedqa_training(pmids: set[str], store: SentenceStore) -> list[LabelledAbstract]:
     """Source abstracts of the given PubMedQA questions; long-answer sentences positive."""
-    raw = json.loads(PUBMEDQA.read_text())
+    items = {item.pmid: item for item in pubmedqa.read_items()}
     docs = store.get_many(sorted(pmids))
     out = []
     for pmid in sorted(docs):
         sentences = store.sentences(pmid)
-        answer = raw[pmid]["long_answer"]
+        answer = items[pmid].long_answer
         labels: list[int | None] = [int(overlaps_long_answer(s.text, answer)) for s in sentences]
         if any(labels):
-            out.append(LabelledAbstract(raw[pmid]["question"], sentences, labels, "pubmedqa"))
+            out.append(LabelledAbstract(items[pmid].question, sentences, labels, "pubmedqa"))
     return out
 
 
@@ -201,7 +200,7 @@ def section_training(store: SentenceStore, exclude: set[str]) -> list[LabelledAb
 def training_abstracts(train_pmids: set[str], store: SentenceStore) -> list[LabelledAbstract]:
     """PubMedQA train-part abstracts plus every structured abstract of the index that is not a PubMedQA
     source (so no held-out question's abstract is trained on)."""
-    all_questions = set(json.loads(PUBMEDQA.read_text()))
+    all_questions = {item.pmid for item in pubmedqa.read_items()}
     return pubmedqa_training(train_pmids, store) + section_training(store, all_questions)
 
 

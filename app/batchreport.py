@@ -15,9 +15,9 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from biocite import pubmedqa
 from biocite.app.batch import JournalHeader, TopicRecord, journal_path, read_journal
 from biocite.app.evaluation import METRICS_FILE, REPORT_FILE, evaluate_run_file
-from biocite.app.runfiles import pubmedqa_long_answers
 from biocite.errors import InputError
 from biocite.evaluator.nuggets import clause_nuggets
 from biocite.evaluator.report import write_report
@@ -75,7 +75,7 @@ def batch_section(header: JournalHeader, records: list[TopicRecord]) -> dict[str
 
 
 def _pubmedqa_gold(folder: Path, topic_ids: list[str]) -> Path:
-    answers = pubmedqa_long_answers()
+    answers = pubmedqa.long_answers()
     missing = [t for t in topic_ids if t not in answers]
     if missing:
         raise InputError(
