@@ -30,7 +30,7 @@ from biocite.settings import Settings
 if TYPE_CHECKING:
     from biocite.heads import PairClassifier
     from biocite.index.build import LoadedIndex
-    from biocite.index.hybrid import Retriever
+    from biocite.index.hybrid import HybridRetriever
 
 MEASURES = (R @ 1, R @ 10, RR)
 LABELS = ["not_relevant", "relevant"]
@@ -215,17 +215,17 @@ class TrainReport(BaseModel):
         )
 
 
-def _plain_retriever(settings: Settings) -> Retriever:
+def _plain_retriever(settings: Settings) -> HybridRetriever:
     """A retriever without a reranker (training must not need the artifact it is about to create)."""
     from biocite.index.build import open_index
-    from biocite.index.hybrid import Retriever
+    from biocite.index.hybrid import HybridRetriever
 
     plain = settings.model_copy(update={"index": settings.index.model_copy(update={"reranker": "none"})})
-    return Retriever(open_index(plain), plain)
+    return HybridRetriever(open_index(plain), plain)
 
 
 def _training_pairs(
-    retriever: Retriever, questions: Sequence[Question], negatives: int
+    retriever: HybridRetriever, questions: Sequence[Question], negatives: int
 ) -> tuple[list[tuple[str, str]], list[str], list[dict[str, Any]]]:
     docs = retriever.index.docs
     pairs: list[tuple[str, str]] = []
@@ -255,7 +255,7 @@ def rerank_order(
 
 
 def evaluate_reranking(
-    retriever: Retriever, reranker: Reranker, questions: Sequence[Question], rerank_k: int
+    retriever: HybridRetriever, reranker: Reranker, questions: Sequence[Question], rerank_k: int
 ) -> tuple[RankMetrics, RankMetrics]:
     """(fused, reranked) metrics of the source abstract over the questions."""
     fused_orders: list[list[str]] = []
@@ -264,7 +264,7 @@ def evaluate_reranking(
         _, _, fused = retriever.candidates(q.question)
         order = [p for p, _ in fused]
         fused_orders.append(order)
-        docs = retriever.index.docs.get_many(order[:rerank_k])
+        docs = retriever.documents.get_many(order[:rerank_k])
         reranked_orders.append(rerank_order(reranker, q.question, order, docs, rerank_k)[0])
     return RankMetrics.of(questions, fused_orders), RankMetrics.of(questions, reranked_orders)
 

@@ -42,7 +42,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, dict[str,
 
 def check_answer(answer: Answer, settings: Settings, agent: Agent) -> None:
     retrieved = set(answer.trace.retrieved)
-    store = agent.retriever.index.docs
+    store = agent.retriever.documents
     for sentence in answer.sentences:
         assert sentence.citations
         assert 1 <= len(sentence.citations) <= settings.agent.max_citations_per_sentence
