@@ -32,15 +32,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from biocite import pubmedqa
 from biocite.agent.evidence import TextEncoder
 from biocite.errors import ModelError
 from biocite.files import atomic_write_json
 from biocite.records import Document, Sentence
-from biocite.settings import DATA_DIR, Settings
+from biocite.settings import Settings
 
 ARTIFACT_VERSION = 1
 MIN_TRAIN_ABSTRACTS = 50  # PubMedQA train-part source abstracts the index must hold to train on
-PUBMEDQA = DATA_DIR / "pubmedqa" / "dev_questions.json"
 
 _CUES: dict[str, re.Pattern[str]] = {
     name: re.compile(pattern, re.IGNORECASE)
@@ -185,15 +185,15 @@ class SentenceStore(Protocol):
 
 def pubmedqa_training(pmids: set[str], store: SentenceStore) -> list[LabelledAbstract]:
     """Source abstracts of the given PubMedQA questions; long-answer sentences positive."""
-    raw = json.loads(PUBMEDQA.read_text())
+    items = {item.pmid: item for item in pubmedqa.read_items()}
     docs = store.get_many(sorted(pmids))
     out = []
     for pmid in sorted(docs):
         sentences = store.sentences(pmid)
-        answer = raw[pmid]["long_answer"]
+        answer = items[pmid].long_answer
         labels: list[int | None] = [int(overlaps_long_answer(s.text, answer)) for s in sentences]
         if any(labels):
-            out.append(LabelledAbstract(raw[pmid]["question"], sentences, labels, "pubmedqa"))
+            out.append(LabelledAbstract(items[pmid].question, sentences, labels, "pubmedqa"))
     return out
 
 
@@ -220,7 +220,7 @@ def section_training(store: SentenceStore, exclude: set[str]) -> list[LabelledAb
 def training_abstracts(train_pmids: set[str], store: SentenceStore) -> list[LabelledAbstract]:
     """PubMedQA train-part abstracts plus every structured abstract of the index that is not a PubMedQA
     source (so no held-out question's abstract is trained on)."""
-    all_questions = set(json.loads(PUBMEDQA.read_text()))
+    all_questions = {item.pmid for item in pubmedqa.read_items()}
     return pubmedqa_training(train_pmids, store) + section_training(store, all_questions)
 
 

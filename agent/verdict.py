@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from biocite import pubmedqa
 from biocite.agent.evidence import TextEncoder
 from biocite.errors import ModelError
 from biocite.files import atomic_write_json
@@ -171,20 +172,18 @@ def training_rows(
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Feature rows and labels for PubMedQA questions: the source abstract's top-k answer-bearing sentences
     (as the agent would rank them), from the index's stored sentences."""
-    from biocite.agent.findings import PUBMEDQA
-
-    raw = json.loads(PUBMEDQA.read_text())
+    items = {item.pmid: item for item in pubmedqa.read_items()}
     rows, labels, kept = [], [], []
     for pmid in pmids:
         sentences = store.sentences(pmid)
         if not sentences:
             continue
-        question = raw[pmid]["question"]
+        question = items[pmid].question
         probs = findings.score(question, sentences, [len(sentences)] * len(sentences), encoder)
         texts, weights = top_evidence(probs, [s.text for s in sentences], k)
         vectors = encoder.encode([question, *texts])
         rows.append(evidence_features(question, vectors[0], texts, weights, vectors[1:]))
-        labels.append(LABELS.index(PUBMEDQA_TO_VERDICT[raw[pmid]["final_decision"]]))
+        labels.append(LABELS.index(PUBMEDQA_TO_VERDICT[items[pmid].final_decision]))
         kept.append(pmid)
     if not rows:
         raise ValueError("no training abstract in the index")

@@ -15,8 +15,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from biocite import pubmedqa
 from biocite.app.batch import JournalHeader, TopicRecord, journal_path, read_journal
-from biocite.app.runfiles import pubmedqa_long_answers
 from biocite.errors import InputError
 from biocite.settings import Settings
 
@@ -73,7 +73,7 @@ def batch_section(header: JournalHeader, records: list[TopicRecord]) -> dict[str
 def _pubmedqa_gold(folder: Path, topic_ids: list[str]) -> Path:
     from biocite.evaluator.nuggets import clause_nuggets
 
-    answers = pubmedqa_long_answers()
+    answers = pubmedqa.long_answers()
     missing = [t for t in topic_ids if t not in answers]
     if missing:
         raise InputError(

@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from biocite import pubmedqa
 from biocite.settings import DATA_DIR
 from biocite.tokenize import tokenize, tokenize_many
 
 LABELS = ["supports", "contradicts", "neutral", "not_relevant"]
 CITINT_DIR = DATA_DIR / "citint"
-PUBMEDQA_FILE = DATA_DIR / "pubmedqa" / "dev_questions.json"
 CORPUS_FILE = DATA_DIR / "corpus" / "abstracts.jsonl"
 
 
@@ -217,13 +217,13 @@ def load_abstracts() -> dict[str, str]:
 def pubmedqa_pairs(seed: int, side: str = "train", test_fraction: float = 0.4) -> list[Pair]:
     from biocite.sentences import split_text
 
-    questions = json.loads(PUBMEDQA_FILE.read_text())
+    questions = {item.pmid: item for item in pubmedqa.read_items()}
     abstracts = load_abstracts()
     contexts: dict[str, list[str]] = {}
     conclusions: dict[str, list[str]] = {}
     for pmid, q in questions.items():
         text = abstracts.get(str(pmid), "")
-        long_answer = q["long_answer"].strip()
+        long_answer = q.long_answer.strip()
         if not text or long_answer[:60] not in text:
             continue
         contexts[pmid] = split_text(text.replace(long_answer, " "))
@@ -232,7 +232,7 @@ def pubmedqa_pairs(seed: int, side: str = "train", test_fraction: float = 0.4) -
     out = []
     for pmid in sorted(conclusions):
         q = questions[pmid]
-        if (bucket(q["question"], seed) < test_fraction) != (side == "test") or not conclusions[pmid]:
+        if (bucket(q.question, seed) < test_fraction) != (side == "test") or not conclusions[pmid]:
             continue
         claim = conclusions[pmid][0]
         group = f"pubmedqa:{pmid}"
