@@ -33,7 +33,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from biocite import pubmedqa
-from biocite.agent.evidence import Encoder
+from biocite.agent.evidence import TextEncoder
 from biocite.heads import LinearModel
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 from biocite.records import Document, Sentence
@@ -108,7 +108,7 @@ class FindingsModel:
         return self.linear.predict_proba(features)[:, 1]
 
     def score(
-        self, question: str, sentences: Sequence[Sentence], counts: Sequence[int], encode: Encoder
+        self, question: str, sentences: Sequence[Sentence], counts: Sequence[int], encode: TextEncoder
     ) -> np.ndarray:
         """P(answer-bearing) of each sentence; `counts[i]` = sentences in sentence i's abstract."""
         if not sentences:
@@ -204,7 +204,7 @@ def training_abstracts(train_pmids: set[str], store: SentenceStore) -> list[Labe
     return pubmedqa_training(train_pmids, store) + section_training(store, all_questions)
 
 
-def abstract_features(items: Sequence[LabelledAbstract], encoder: Encoder) -> tuple[np.ndarray, np.ndarray]:
+def abstract_features(items: Sequence[LabelledAbstract], encoder: TextEncoder) -> tuple[np.ndarray, np.ndarray]:
     rows: list[np.ndarray] = []
     ys: list[int] = []
     for item in items:
@@ -229,7 +229,7 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 0.05, seed: int = 13) 
 
 
 def train_findings(
-    encoder: Encoder, embedder_name: str, store: SentenceStore, *, c: float = 0.05
+    encoder: TextEncoder, embedder_name: str, store: SentenceStore, *, c: float = 0.05
 ) -> FindingsModel:
     """Train on the PubMedQA train part and the structured XML abstracts (seconds to a minute on 2 cores)."""
 
@@ -263,7 +263,7 @@ def agent_models_dir(settings: Settings) -> Path:
 def load_findings(
     settings: Settings,
     embedder: Any,
-    encoder: Encoder,
+    encoder: TextEncoder,
     store: SentenceStore,
     *,
     train_if_missing: bool = True,

@@ -25,7 +25,7 @@ from typing import Any, Literal
 import numpy as np
 
 from biocite import pubmedqa
-from biocite.agent.evidence import Encoder
+from biocite.agent.evidence import TextEncoder
 from biocite.agent.findings import agent_models_dir
 from biocite.heads import LinearModel
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
@@ -118,7 +118,7 @@ class VerdictModel:
         return self.linear.predict_proba(features)
 
     def predict(
-        self, question: str, texts: Sequence[str], weights: Sequence[float], encode: Encoder
+        self, question: str, texts: Sequence[str], weights: Sequence[float], encode: TextEncoder
     ) -> tuple[Verdict, float, dict[str, float]]:
         """(verdict, its probability, all probabilities) from the answer-bearing evidence sentences."""
         vectors = encode.encode([question, *texts])
@@ -149,7 +149,7 @@ def top_evidence(
 
 
 def training_rows(
-    pmids: Sequence[str], encoder: Encoder, findings: Any, store: Any, k: int = 3
+    pmids: Sequence[str], encoder: TextEncoder, findings: Any, store: Any, k: int = 3
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Feature rows and labels for PubMedQA questions: the source abstract's top-k answer-bearing sentences
     (as the agent would rank them), from the index's stored sentences."""
@@ -178,7 +178,7 @@ def fit_verdict(x: np.ndarray, y: np.ndarray, c: float, seed: int = 13) -> Linea
 
 
 def train_verdict(
-    encoder: Encoder, embedder_name: str, findings: Any, store: Any, *, c: float = 0.01
+    encoder: TextEncoder, embedder_name: str, findings: Any, store: Any, *, c: float = 0.01
 ) -> VerdictModel:
 
     started = time.perf_counter()
@@ -198,7 +198,7 @@ def train_verdict(
 
 
 def load_verdict(
-    settings: Any, findings: Any, encoder: Encoder, store: Any, *, train_if_missing: bool = True
+    settings: Any, findings: Any, encoder: TextEncoder, store: Any, *, train_if_missing: bool = True
 ) -> VerdictModel | None:
     """The cached verdict model for the findings model's embedder; trained and saved on first use."""
 

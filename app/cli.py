@@ -413,7 +413,7 @@ def train_reranker_cmd(
 ) -> None:
     """Train the cross-encoder reranker head on PubMedQA development questions (train split)."""
     from biocite.index.build import open_index
-    from biocite.index.hybrid import Retriever
+    from biocite.index.hybrid import HybridRetriever
     from biocite.index.rerank import plain_settings, train_reranker
 
     settings = _settings(preset, overrides)
@@ -421,7 +421,7 @@ def train_reranker_cmd(
         console.print(f"reranker already trained: {settings.reranker_dir}")
         return
     plain = plain_settings(settings)
-    report = train_reranker(settings, Retriever(open_index(plain), plain))
+    report = train_reranker(settings, HybridRetriever(open_index(plain), plain))
     console.print(report.summary())
 
 

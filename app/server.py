@@ -438,7 +438,7 @@ class Service:
         metrics = tuple(body.metrics or EVAL_METRICS)
         evaluator = self._evaluators.get(metrics)
         if evaluator is None:
-            source = StoreSource(self.agent().retriever.index.docs)
+            source = StoreSource(self.agent().retriever.documents)
             evaluator, _ = build_evaluator(self.settings, list(metrics), source=source)
             self._evaluators[metrics] = evaluator
         try:
@@ -462,7 +462,7 @@ class Service:
         return self.agent().retriever.search(q, k=k)
 
     def documents(self, pmids: list[str]) -> list[DocumentView]:
-        store = self.agent().retriever.index.docs
+        store = self.agent().retriever.documents
         found = store.get_many(pmids)
         views = []
         for pmid in pmids:
@@ -485,7 +485,7 @@ class Service:
                 self._support = SupportModel.load(self.settings)
         fetch = None
         if body.pmids:
-            store = self.agent().retriever.index.docs
+            store = self.agent().retriever.documents
             fetch = lambda pmids: store.get_many(list(pmids))  # noqa: E731
         return check_requests(self._support, [body], fetch, ["request"])[0]
 

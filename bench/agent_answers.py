@@ -58,7 +58,7 @@ _STATISTIC = re.compile(
 
 def unanswerable(agent: Agent) -> list[str]:
     """Both unanswerable sets, each absent term re-checked against the index."""
-    store = agent.retriever.index.docs
+    store = agent.retriever.documents
     texts = [d.text.casefold() for d in store.get_many(store.pmids()).values()]
     out = []
     for name in ("agent_unanswerable.json", "agent_unanswerable_swapped.json"):
@@ -77,7 +77,7 @@ def part_of(agent: Agent, answer: Answer, long_answers: dict[str, str]) -> tuple
         return None
     citation = findings[0].citations[0]
     evidence = citation.evidence[0]
-    doc = agent.retriever.index.docs.get(citation.pmid)
+    doc = agent.retriever.documents.get(citation.pmid)
     label = ""
     if doc is not None:
         label = next((x.label or "" for x in doc.sections if x.start <= evidence.span.start < x.end), "")

@@ -50,7 +50,7 @@ def pubmedqa_questions(settings: Settings, n: int) -> list[tuple[str, str]]:
 def unanswerable_questions(agent: Agent) -> list[str]:
     """The written questions, re-checked: none of their absent terms may occur in the indexed documents."""
     spec = json.loads(UNANSWERABLE.read_text())["questions"]
-    store = agent.retriever.index.docs
+    store = agent.retriever.documents
     texts = [d.text.lower() for d in store.get_many(store.pmids()).values()]
     out = []
     for item in spec:

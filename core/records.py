@@ -90,7 +90,11 @@ class Sentence(BaseModel):
 
 
 class SearchHit(BaseModel):
-    """One retrieved abstract with the scores of each retrieval stage that saw it."""
+    """One retrieved abstract with the scores of each retrieval stage that saw it.
+
+    `document` and `sentences` carry the abstract itself to the agent (fetched once, at retrieval); they are
+    left out of serialised hits (JSON output, chat checkpoints), which stay as small as before.
+    """
 
     pmid: Pmid
     title: str
@@ -98,6 +102,8 @@ class SearchHit(BaseModel):
     rank: int
     stage_scores: dict[str, float] = Field(default_factory=dict)
     best_sentence: Sentence | None = None
+    document: Document | None = Field(default=None, exclude=True, repr=False)
+    sentences: list[Sentence] = Field(default_factory=list, exclude=True, repr=False)
 
     @property
     def display_title(self) -> str:

@@ -31,7 +31,7 @@ from biocite.settings import Settings
 
 if TYPE_CHECKING:
     from biocite.index.build import LoadedIndex
-    from biocite.index.hybrid import Retriever
+    from biocite.index.hybrid import HybridRetriever
 
 MEASURES = (R @ 1, R @ 10, RR)
 LABELS = ["not_relevant", "relevant"]
@@ -217,9 +217,9 @@ def plain_settings(settings: Settings) -> Settings:
 
 
 def _training_pairs(
-    retriever: Retriever, questions: Sequence[Question], negatives: int
+    retriever: HybridRetriever, questions: Sequence[Question], negatives: int
 ) -> tuple[list[tuple[str, str]], list[str], list[dict[str, Any]]]:
-    docs = retriever.index.docs
+    docs = retriever.documents
     pairs: list[tuple[str, str]] = []
     labels: list[str] = []
     rows: list[dict[str, Any]] = []
@@ -247,7 +247,7 @@ def rerank_order(
 
 
 def evaluate_reranking(
-    retriever: Retriever, reranker: Reranker, questions: Sequence[Question], rerank_k: int
+    retriever: HybridRetriever, reranker: Reranker, questions: Sequence[Question], rerank_k: int
 ) -> tuple[RankMetrics, RankMetrics]:
     """(fused, reranked) metrics of the source abstract over the questions."""
     fused_orders: list[list[str]] = []
@@ -256,14 +256,14 @@ def evaluate_reranking(
         _, _, fused = retriever.candidates(q.question)
         order = [p for p, _ in fused]
         fused_orders.append(order)
-        docs = retriever.index.docs.get_many(order[:rerank_k])
+        docs = retriever.documents.get_many(order[:rerank_k])
         reranked_orders.append(rerank_order(reranker, q.question, order, docs, rerank_k)[0])
     return RankMetrics.of(questions, fused_orders), RankMetrics.of(questions, reranked_orders)
 
 
 def train_reranker(
     settings: Settings,
-    retriever: Retriever,
+    retriever: HybridRetriever,
     *,
     negatives: int = NEGATIVES_PER_QUESTION,
     epochs: int = 2,
@@ -277,7 +277,7 @@ def train_reranker(
     retriever (biocite.index.hybrid) imports this module for the reranker itself."""
 
     questions = load_questions()
-    indexed = [q for q in questions if q.pmid in retriever.index.docs]
+    indexed = [q for q in questions if q.pmid in retriever.documents]
     skipped = len(questions) - len(indexed)
     if len(indexed) < 10:
         raise BiociteError(

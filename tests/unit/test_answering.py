@@ -4,6 +4,7 @@ and the agent's bottom line / abstention on an uncovered concept (fake index, no
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ from biocite.errors import ModelError
 from biocite.heads import LinearModel
 from biocite.records import AnswerSentence, Citation, Document, Evidence, Span
 from biocite.tokenize import tokenize
-from tests.unit.agent_fakes import ABSTRACTS, FakeRetriever, agent_settings
+from tests.unit.agent_fakes import ABSTRACTS, FakeDocs, FakeRetriever, agent_settings
 
 
 @pytest.mark.parametrize(
@@ -213,13 +214,17 @@ def test_bottom_line_cites_the_most_answer_bearing_evidence_and_survives_generat
     assert kept == [line]
 
 
-class TokenDocsRetriever(FakeRetriever):
-    """The fake index, plus the stored tokens coverage reads document frequencies from."""
+class TokenDocs(FakeDocs):
+    """The fake documents, plus the stored tokens coverage reads document frequencies from."""
 
+    def iter_tokens(self) -> Iterator[tuple[str, list[str]]]:
+        return ((p, tokenize(d.text, stem=True)) for p, d in self.docs.items())
+
+
+class TokenDocsRetriever(FakeRetriever):
     def __init__(self) -> None:
         super().__init__()
-        docs = self.index.docs
-        docs.iter_tokens = lambda: ((p, tokenize(d.text, stem=True)) for p, d in docs.docs.items())  # type: ignore[attr-defined]
+        self.documents = TokenDocs(self.documents.docs)
 
 
 def test_agent_abstains_naming_a_concept_no_indexed_abstract_mentions() -> None:
