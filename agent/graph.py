@@ -462,7 +462,7 @@ class Agent:
         kind = question_type(state["standalone"])
         update: AgentState = {"abstain_reason": reason, "sentences": [], "question_type": kind}
         if kind == "yes/no":
-            update.update(verdict="insufficient", verdict_probability=None)
+            update["verdict"], update["verdict_probability"] = "insufficient", None
         return update
 
     def finalize(self, state: AgentState) -> AgentState:

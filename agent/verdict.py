@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -29,11 +29,10 @@ from biocite.agent.evidence import TextEncoder
 from biocite.agent.findings import agent_models_dir
 from biocite.heads import LinearModel
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
+from biocite.records import QuestionType, Verdict
 
 ARTIFACT_VERSION = 1  # of the features; the saved layout is biocite.heads.LinearModel
 KIND = "verdict"
-QuestionType = Literal["yes/no", "factoid", "list", "open"]
-Verdict = Literal["yes", "no", "mixed", "insufficient"]
 LABELS: list[Verdict] = ["yes", "no", "mixed"]
 PUBMEDQA_TO_VERDICT: dict[str, Verdict] = {"yes": "yes", "no": "no", "maybe": "mixed"}
 

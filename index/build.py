@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from biocite.embedder import Embedder
 from biocite.errors import IndexMismatchError, InputError
-from biocite.index.bm25 import BM25Index
+from biocite.index.bm25 import Backend, BM25Index
 from biocite.index.dense import DenseIndex, choose_faiss_kind
 from biocite.index.distributed import RayBuild
 from biocite.index.ivfpq import IvfPqIndex, IvfPqParams
@@ -425,7 +425,8 @@ def _build_bm25(store: DocStore, settings: Settings) -> BM25Index:
         ids.append(pmid)
         tokens.append(doc_tokens)
     ix = settings.index
-    return BM25Index.build(tokens, ids, k1=ix.k1, b=ix.b, epsilon=ix.epsilon, backend=ix.bm25_backend)
+    backend: Backend = "rank_bm25" if ix.bm25_backend == "rank_bm25" else "bm25s"  # tantivy: built elsewhere
+    return BM25Index.build(tokens, ids, k1=ix.k1, b=ix.b, epsilon=ix.epsilon, backend=backend)
 
 
 def _chunked(items: list[str], size: int) -> Iterator[list[str]]:

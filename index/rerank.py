@@ -290,7 +290,7 @@ def train_reranker(
     pairs, labels, rows = _training_pairs(retriever, train, negatives)
     seconds_candidates = time.perf_counter() - started
 
-    hyper = {
+    hyper: dict[str, Any] = {
         "epochs": epochs,
         "batch_size": 16,
         "lr": lr,
