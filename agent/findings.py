@@ -34,7 +34,7 @@ import numpy as np
 
 from biocite import pubmedqa
 from biocite.agent.evidence import TextEncoder
-from biocite.heads import LinearModel
+from biocite.heads import LinearArtifact, LinearModel
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 from biocite.records import Document, Sentence
 from biocite.settings import Settings
@@ -91,18 +91,8 @@ def feature_matrix(question_vector: np.ndarray, vectors: np.ndarray, cues: np.nd
 
 
 @dataclass(frozen=True)
-class FindingsModel:
+class FindingsModel(LinearArtifact):
     """P(answer-bearing): a logistic regression over standardised `feature_matrix` columns."""
-
-    linear: LinearModel
-
-    @property
-    def embedder(self) -> str:
-        return str(self.linear.meta.get("embedder", ""))
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        return self.linear.meta
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         return self.linear.predict_proba(features)[:, 1]
@@ -123,9 +113,6 @@ class FindingsModel:
             dtype=np.float32,
         )
         return self.probabilities(feature_matrix(q, s, cues))
-
-    def save(self, path: Path) -> None:
-        self.linear.save(path)
 
     @classmethod
     def load(cls, path: Path) -> FindingsModel | None:

@@ -27,7 +27,7 @@ import numpy as np
 from biocite import pubmedqa
 from biocite.agent.evidence import TextEncoder
 from biocite.agent.findings import agent_models_dir
-from biocite.heads import LinearModel
+from biocite.heads import LinearArtifact, LinearModel
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 from biocite.records import QuestionType, Verdict
 
@@ -100,18 +100,8 @@ def evidence_features(
 
 
 @dataclass(frozen=True)
-class VerdictModel:
+class VerdictModel(LinearArtifact):
     """yes / no / mixed: a multinomial logistic regression over standardised `evidence_features`."""
-
-    linear: LinearModel
-
-    @property
-    def embedder(self) -> str:
-        return str(self.linear.meta.get("embedder", ""))
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        return self.linear.meta
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         return self.linear.predict_proba(features)
@@ -129,9 +119,6 @@ class VerdictModel:
             float(probs[best]),
             {k: round(float(p), 4) for k, p in zip(LABELS, probs, strict=True)},
         )
-
-    def save(self, path: Path) -> None:
-        self.linear.save(path)
 
     @classmethod
     def load(cls, path: Path) -> VerdictModel | None:

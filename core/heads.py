@@ -15,6 +15,7 @@ import shutil
 import time
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -360,3 +361,21 @@ class LinearModel(BaseModel):
             return cls.model_validate(raw)
         except ValidationError as exc:
             raise ModelError(f"{path}: a damaged {kind} model ({exc.error_count()} bad fields)") from None
+
+
+@dataclass(frozen=True)
+class LinearArtifact:
+    """A trained model whose weights are one `LinearModel`; its embedder and training facts ride in the meta."""
+
+    linear: LinearModel
+
+    @property
+    def embedder(self) -> str:
+        return str(self.linear.meta.get("embedder", ""))
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.linear.meta
+
+    def save(self, path: Path) -> None:
+        self.linear.save(path)
