@@ -23,11 +23,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from biocite.index.hybrid import Ranked, minmax, rrf_fuse, weighted_fuse  # noqa: E402
+from biocite.index.build import open_index  # noqa: E402
+from biocite.index.hybrid import HybridRetriever, Ranked, minmax, rrf_fuse, weighted_fuse  # noqa: E402
 from biocite.index.rerank import (  # noqa: E402
     RankMetrics,
-    _plain_retriever,
     make_reranker,
+    plain_settings,
     rerank_order,
     train_questions,
     validation_questions,
@@ -135,7 +136,8 @@ def main(argv: list[str] | None = None) -> None:
 
     settings = load_settings(args.preset, args.overrides)
     cfg = settings.index
-    retriever = _plain_retriever(settings)
+    plain = plain_settings(settings)
+    retriever = HybridRetriever(open_index(plain), plain)
     validation = validation_questions(settings)
     if args.limit:
         validation = validation[: args.limit]
