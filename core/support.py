@@ -34,8 +34,9 @@ from biocite.settings import Settings, load_settings
 SupportLabel = Literal["supports", "contradicts", "neutral", "not_relevant"]
 LABELS: list[SupportLabel] = ["supports", "contradicts", "neutral", "not_relevant"]
 ARTIFACT_KIND = "biocite.support_model"
-ARTIFACT_VERSION = 1
+ARTIFACT_VERSION = 2  # 2: claim-vs-evidence features, learned evidence ranker
 AGGREGATOR_FILE = "aggregator.json"
+AGGREGATOR_C = 1.0  # inverse L2 strength of the aggregator's logistic regression (features standardised)
 
 
 class EvidenceSentence(BaseModel):
@@ -97,36 +98,245 @@ def phrases(claim: str, text: str, start: int, end: int) -> list[Span]:
     return out
 
 
-_NUM = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
+# --- claim-vs-evidence features (the perturbation signal) ---------------------------------------------
+#
+# Cue lists written for this module from general biomedical writing conventions, not from the generated
+# hard-case templates: negation cues after NegEx (Chapman et al. 2001: not/no/without/absence of/failed
+# to/...); effect-direction words as the increase/decrease and benefit/harm vocabularies of biomedical
+# relation extraction (up-/down-regulation, elevation/reduction, improvement/worsening); entity-like
+# tokens by shape (capitals, digits, hyphens) and WHO INN / medical-term suffixes.
+
+_NEG = re.compile(
+    r"\b(?:not|no|never|none|nor|neither|without|cannot|lack(?:s|ed|ing)?|absence|absent|fail(?:s|ed)?\s+to|"
+    r"unable|insignificant|non-?significant|unaffected|unchanged|unrelated|ineffective)\b|n't\b",
+    re.I,
+)
+_UP = (
+    r"increas\w*|rise[sn]?|rising|rose|elevat\w*|rais(?:e|es|ed|ing)|higher|greater|more|augment\w*|"
+    r"enhanc\w*|boost\w*|amplif\w*|accelerat\w*|stimulat\w*|promot\w*|induc(?:e|es|ed|ing|tion)|"
+    r"activat\w*|up-?regulat\w*|potentiat\w*|exacerbat\w*|aggravat\w*|gain(?:s|ed)?|expan(?:d|ds|ded|sion)|"
+    r"excess\w*|larger|longer|stronger|faster|doubl(?:e|ed|es|ing)|tripl(?:e|ed|es)"
+)
+_DOWN = (
+    r"decreas\w*|reduc\w*|lower(?:s|ed|ing)?|declin\w*|diminish\w*|attenuat\w*|suppress\w*|inhibit\w*|"
+    r"block(?:s|ed|ing|ade)?|prevent\w*|impair\w*|down-?regulat\w*|repress\w*|abolish\w*|deplet\w*|"
+    r"fall(?:s|ing)?|fell|drop(?:s|ped|ping)?|less|fewer|smaller|shorter|weaker|slower|loss|lost|"
+    r"shrink\w*|weaken\w*|alleviat\w*|mitigat\w*|halv(?:e|ed|es|ing)|lessen\w*|curb\w*|decay\w*"
+)
+_GOOD = (
+    r"improv\w*|better|benefi\w*|protect\w*|favou?rabl[ey]|effective|efficacious|safe|safer|"
+    r"ameliorat\w*|recover\w*|heal\w*|succeed\w*|success\w*"
+)
+_BAD = (
+    r"wors\w*|deteriorat\w*|harm\w*|detriment\w*|adverse\w*|unfavou?rabl[ey]|ineffective|unsafe|toxic\w*|"
+    r"damag\w*|hazard\w*|fail(?:s|ed|ure)?|risk(?:y|ier)"
+)
+_POLARITY = [re.compile(rf"\b(?:{p})\b", re.I) for p in (_UP, _DOWN, _GOOD, _BAD)]
+_ENTITY_SUFFIX = re.compile(
+    r"(?:itis|osis|oma|omas|emia|aemia|pathy|plasia|algia|ectomy|otomy|uria|penia|trophy|sclerosis|"
+    r"mab|nib|statin|pril|sartan|olol|mycin|cillin|cycline|azole|oxacin|platin|vir|tide|parin|dipine|"
+    r"prazole|gliptin|formin|dronate|taxel|rubicin|setron|triptan|vudine|afil|ase|ine|ol|one|ide)$",
+    re.I,
+)
+_NUMWORD = {
+    "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0, "seven": 7.0, "eight": 8.0,
+    "nine": 9.0, "ten": 10.0, "twice": 2.0, "half": 0.5, "double": 2.0, "threefold": 3.0, "twofold": 2.0,
+}  # fmt: skip
+_QUANTITY = re.compile(
+    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|\.\d+)(?![\w.]*\d)\s*(%|percent\b|per\s*cent\b|-?fold\b)?",
+    re.I,
+)
+_SPLIT_CLAUSE = re.compile(r",|;|\b(?:and|which|whereas|while|although|but|as|especially|with)\b", re.I)
 
 
-def cheap_features(claim: str, passage: str) -> list[float]:
-    """Number agreement (share of the claim's numbers found in the passage; 1 when it has none) and
-    content-word recall of the claim in the passage."""
+def quantities(text: str) -> list[tuple[float, str]]:
+    """(value, unit) of every number of a text: thousands commas dropped, percent/fold kept as the unit,
+    small spelled-out numbers ('two', 'twice', 'half') as values."""
+    out = []
+    for m in _QUANTITY.finditer(text):
+        unit = (m.group(2) or "").lower().replace(" ", "").lstrip("-")
+        unit = "%" if unit in ("%", "percent", "percent") or unit.startswith("per") else unit
+        try:
+            out.append((round(float(m.group(1).replace(",", "")), 6), unit))
+        except ValueError:
+            continue
+    out += [(_NUMWORD[w], "") for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMWORD]
+    return out
+
+
+def _number_missing(claim_q: list[tuple[float, str]], ev_q: list[tuple[float, str]]) -> float:
+    """Share of the claim's numbers absent from the evidence (same value; half a miss when the value is
+    there with another unit, e.g. 22% vs 22 patients); 0 when the claim has none."""
+    if not claim_q:
+        return 0.0
+    values = {v for v, _ in ev_q}
+    miss = 0.0
+    for v, unit in claim_q:
+        if (v, unit) in ev_q:
+            continue
+        miss += 0.5 if v in values else 1.0
+    return miss / len(claim_q)
+
+
+def _stems(text: str) -> list[str]:
+    from biocite.support_data import STOPWORDS
+
+    stem = _stemmer().stemWord
+    return [stem(w.lower()) for w in _TOKEN.findall(text) if w.lower() not in STOPWORDS and len(w) > 2]
+
+
+def _entity_like(word: str, first: bool) -> bool:
+    return (
+        (word[:1].isupper() and not first)
+        or sum(ch.isupper() for ch in word) >= 2
+        or (any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word))
+        or "-" in word
+        or (len(word) >= 6 and bool(_ENTITY_SUFFIX.search(word)))
+    )
+
+
+def _polarity(text: str) -> list[set[str]]:
+    return [{m.group(0).lower() for m in p.finditer(text)} for p in _POLARITY]
+
+
+def _flip(claim_pol: list[set[str]], ev_pol: list[set[str]]) -> tuple[float, float]:
+    """(direction flip, benefit/harm flip): the claim has words of one polarity, the evidence none of that
+    polarity but some of the opposite one."""
+    out = []
+    for a, b in ((0, 1), (2, 3)):
+        f = 0.0
+        for own, opp in ((a, b), (b, a)):
+            if claim_pol[own] and not ev_pol[own] and ev_pol[opp]:
+                f += 1.0
+        out.append(f)
+    return out[0], out[1]
+
+
+def _runs(flags: Sequence[bool]) -> tuple[int, int]:
+    """(longest run of True, trailing run of True)."""
+    best = cur = 0
+    for f in flags:
+        cur = cur + 1 if f else 0
+        best = max(best, cur)
+    return best, cur
+
+
+CLAIM_FEATURES = [
+    "num_claim_has", "num_miss_best", "num_miss_passage",
+    "neg_claim_only_best", "neg_evidence_only_best", "neg_claim_only_passage", "neg_count_diff_best",
+    "dir_flip_best", "good_bad_flip_best", "dir_flip_passage", "good_bad_flip_passage",
+    "dir_words_missing_best",
+    "entity_missing_best", "entity_missing_passage", "entity_missing_passage_share",
+    "words_missing_best", "words_missing_passage", "words_missing_count_passage",
+    "uncovered_run_longest", "uncovered_run_trailing", "last_clause_uncovered", "bigram_recall_passage",
+    "claim_words_log",
+]  # fmt: skip
+
+
+def claim_features(claim: str, best: str, passage: str) -> list[float]:
+    """The perturbation signal, claim vs the best-ranked sentences (`best`) and vs the whole passage:
+    numbers of the claim missing (unit-aware), negation-cue mismatch, direction / benefit-harm flips,
+    entity-like and content words missing, the uncovered stretch of the claim (an extra clause) and the
+    claim's multiword terms found. Names in CLAIM_FEATURES."""
+    cq = quantities(claim)
+    words = _TOKEN.findall(claim)
+    stems_seq = _stems(claim)
+    best_stems, pass_stems = set(_stems(best)), set(_stems(passage))
+    stem = _stemmer().stemWord
+    from biocite.support_data import STOPWORDS
+
+    entities = {
+        stem(w.lower())
+        for i, w in enumerate(words)
+        if w.lower() not in STOPWORDS and len(w) > 2 and _entity_like(w, i == 0)
+    }
+    cn, bn, pn = (len(_NEG.findall(t)) for t in (claim, best, passage))
+    cp, bp, pp = _polarity(claim), _polarity(best), _polarity(passage)
+    dir_words = set().union(*cp)
+    uncovered = [s not in pass_stems for s in stems_seq]
+    longest, trailing = _runs(uncovered)
+    n = max(len(stems_seq), 1)
+    parts = [p for p in _SPLIT_CLAUSE.split(claim) if p and p.strip()]
+    last = _stems(parts[-1]) if len(parts) > 1 else []
+    bigrams = list(zip(stems_seq, stems_seq[1:], strict=False))
+    pass_seq = _stems(passage)
+    pass_bigrams = set(zip(pass_seq, pass_seq[1:], strict=False))
+    uniq = set(stems_seq)
+    return [
+        float(bool(cq)),
+        _number_missing(cq, quantities(best)),
+        _number_missing(cq, quantities(passage)),
+        float(cn > 0 and bn == 0),
+        float(bn > 0 and cn == 0),
+        float(cn > 0 and pn == 0),
+        float(np.clip(cn - bn, -2, 2)),
+        *_flip(cp, bp),
+        *_flip(cp, pp),
+        float(sum(w not in best.lower() for w in dir_words)),
+        float(len(entities - best_stems)),
+        float(len(entities - pass_stems)),
+        len(entities - pass_stems) / len(entities) if entities else 0.0,
+        len(uniq - best_stems) / len(uniq) if uniq else 0.0,
+        len(uniq - pass_stems) / len(uniq) if uniq else 0.0,
+        float(len(uniq - pass_stems)),
+        longest / n,
+        trailing / n,
+        sum(s not in pass_stems for s in last) / len(last) if last else 0.0,
+        sum(b in pass_bigrams for b in bigrams) / len(bigrams) if bigrams else 0.0,
+        float(np.log1p(len(stems_seq))),
+    ]
+
+
+def cheap_features(claim: str, passage: str, best: str | None = None) -> list[float]:
+    """Number agreement (share of the claim's numbers found in the passage; 1 when it has none), content-word
+    recall of the claim in the passage, then `claim_features` vs the best-ranked sentences (`best`, default
+    the passage) and the passage."""
     from biocite.support_data import content_words
 
-    nums = set(_NUM.findall(claim))
-    num_agree = len(nums & set(_NUM.findall(passage))) / len(nums) if nums else 1.0
+    nums = {v for v, _ in quantities(claim)}
+    num_agree = len(nums & {v for v, _ in quantities(passage)}) / len(nums) if nums else 1.0
     words = content_words(claim)
     recall = len(words & content_words(passage)) / len(words) if words else 0.0
-    return [num_agree, recall]
+    return [num_agree, recall, *claim_features(claim, passage if best is None else best, passage)]
+
+
+RANK_FEATURES = ["p_supports", "p_contradicts", "p_neutral", "cosine", "cosine_gap", "overlap", "overlap_gap",
+                 "first", "last", "position"]  # fmt: skip
+
+
+def rank_features(claim: str, sentences: Sequence[str], probs: np.ndarray, cos: np.ndarray) -> np.ndarray:
+    """Per-sentence features of the evidence ranker (n_sentences x len(RANK_FEATURES)): the cross-encoder's
+    probabilities, the bi-encoder cosine and the claim's word overlap (raw and as the gap to the passage's
+    best), and the sentence's position."""
+    from biocite.support_data import overlap
+
+    n = len(sentences)
+    if n == 0:
+        return np.zeros((0, len(RANK_FEATURES)))
+    ov = np.asarray([overlap(claim, s) for s in sentences])
+    pos = np.arange(n)
+    return np.column_stack(
+        [probs[:, 0], probs[:, 1], probs[:, 2], cos, cos - cos.max(), ov, ov - ov.max(),
+         pos == 0, pos == n - 1, pos / max(n - 1, 1)]
+    ).astype(np.float64)  # fmt: skip
 
 
 def rank_scores(probs: np.ndarray, cos: np.ndarray, weight: float) -> np.ndarray:
-    """How much each sentence is THE evidence: P(supports) + P(contradicts) + weight x cosine(claim,
-    sentence) of the MiniLM bi-encoder; `weight` is fitted for top-1 attribution on train claims."""
+    """The fallback evidence ranking: P(supports) + P(contradicts) + weight x cosine(claim, sentence)."""
     return probs[:, 0] + probs[:, 1] + weight * cos
 
 
 def passage_features(
-    probs: np.ndarray, cos: np.ndarray, cheap: Sequence[float], weight: float = 1.0
+    probs: np.ndarray, cos: np.ndarray, cheap: Sequence[float], best: int = -1
 ) -> np.ndarray:
     """Fixed-length features of one passage from its sentences' probabilities (n_sentences x 4) and
-    cosines: max and mean per column, the best-ranked sentence's row, max cosine, cheap features."""
+    cosines: max and mean per column, the best-ranked sentence's row (`best`; default the highest
+    P(supports) + P(contradicts) + cosine), max / best / mean cosine, then the cheap features."""
     if probs.size == 0:
         probs = np.full((1, len(LABELS)), 0.25, dtype=np.float32)
         cos = np.zeros(1, dtype=np.float32)
-    i = int(np.argmax(rank_scores(probs, cos, weight)))
+        best = 0
+    i = best if 0 <= best < len(probs) else int(np.argmax(rank_scores(probs, cos, 1.0)))
     logit = lambda x: np.log(np.clip(x, 1e-4, 1 - 1e-4))  # noqa: E731
     return np.concatenate(
         [
@@ -142,14 +352,61 @@ def passage_features(
 # --- the model ------------------------------------------------------------------------------------------
 
 
+class Ranker(BaseModel):
+    """How much each sentence is THE evidence: a logistic score over `rank_features`; plain numbers."""
+
+    coef: list[float]
+    mean: list[float]
+    scale: list[float]
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        if len(x) == 0:
+            return np.zeros(0)
+        return ((np.atleast_2d(x) - np.asarray(self.mean)) / np.asarray(self.scale)) @ np.asarray(self.coef)
+
+    @classmethod
+    def fit(cls, x: np.ndarray, y: Sequence[bool], seed: int) -> Ranker:
+        from sklearn.linear_model import LogisticRegression
+
+        mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
+        lr = LogisticRegression(C=1.0, max_iter=2000, random_state=seed)
+        lr.fit((x - mean) / scale, np.asarray(y, dtype=int))
+        return cls(coef=lr.coef_[0].tolist(), mean=mean.tolist(), scale=scale.tolist())
+
+
 class Aggregator(BaseModel):
-    """Multinomial logistic regression over `passage_features`; stored as plain numbers."""
+    """Multinomial logistic regression over `passage_features`; stored as plain numbers. `ranker` orders
+    the sentences (evidence first); without one, `rank_scores` with `rank_weight`."""
 
     coef: list[list[float]]
     intercept: list[float]
     mean: list[float]
     scale: list[float]
-    rank_weight: float = 1.0  # cosine weight in `rank_scores`
+    rank_weight: float = 1.0  # cosine weight in `rank_scores` (the fallback ranking)
+    ranker: Ranker | None = None
+    feature_names: list[str] = Field(default_factory=list)
+
+    def rank(self, claim: str, sentences: Sequence[str], probs: np.ndarray, cos: np.ndarray) -> np.ndarray:
+        """A score per sentence, higher = more likely the evidence."""
+        if self.ranker is None or len(sentences) == 0:
+            return rank_scores(probs, cos, self.rank_weight)
+        return self.ranker.score(rank_features(claim, sentences, probs, cos))
+
+    def features(
+        self,
+        claim: str,
+        sentences: Sequence[str],
+        probs: np.ndarray,
+        cos: np.ndarray,
+        passage: str | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(passage features, sentence order best first) of a claim against a passage's scored sentences;
+        `passage` defaults to the sentences joined."""
+        order = np.argsort(-self.rank(claim, sentences, probs, cos), kind="stable")
+        text = " ".join(sentences) if passage is None else passage
+        best = " ".join(sentences[i] for i in order[:2])
+        cheap = cheap_features(claim, text, best or text)
+        return passage_features(probs, cos, cheap, int(order[0]) if len(order) else -1), order
 
     def predict_proba(self, x: np.ndarray) -> np.ndarray:
         z = (np.atleast_2d(x) - np.asarray(self.mean)) / np.asarray(self.scale)
@@ -158,11 +415,11 @@ class Aggregator(BaseModel):
         return e / e.sum(axis=1, keepdims=True)
 
     @classmethod
-    def fit(cls, x: np.ndarray, y: Sequence[str], seed: int) -> Aggregator:
+    def fit(cls, x: np.ndarray, y: Sequence[str], seed: int, c: float = 1.0) -> Aggregator:
         from sklearn.linear_model import LogisticRegression
 
         mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
-        lr = LogisticRegression(C=1.0, max_iter=2000, random_state=seed)
+        lr = LogisticRegression(C=c, max_iter=5000, random_state=seed)
         lr.fit((x - mean) / scale, [LABELS.index(v) for v in y])  # type: ignore[arg-type]
         coef = np.zeros((len(LABELS), x.shape[1]))
         intercept = np.full(len(LABELS), -30.0)  # a label absent from the slice gets ~0 probability
@@ -296,10 +553,10 @@ class SupportModel:
     def _verdict(
         self, claim: str, evidence: str, spans: list[tuple[int, int]], p: np.ndarray, cos: np.ndarray
     ) -> SupportVerdict:
-        w = self.aggregator.rank_weight
-        final = self.aggregator.predict_proba(passage_features(p, cos, cheap_features(claim, evidence), w))[0]
+        sents = [evidence[s:t] for s, t in spans]
+        x, order = self.aggregator.features(claim, sents, p, cos, passage=evidence)
+        final = self.aggregator.predict_proba(x)[0]
         label = LABELS[int(np.argmax(final))]
-        order = np.argsort(-rank_scores(p, cos, w), kind="stable") if len(spans) else np.zeros(0, dtype=int)
         sentences = [
             EvidenceSentence(
                 start=spans[i][0],
@@ -357,14 +614,15 @@ def _calibration_set(
 
 def _scored_rows(
     model: SupportModel, rows: Sequence[tuple[str, list[str], str]]
-) -> list[tuple[np.ndarray, np.ndarray]]:
+) -> tuple[list[list[str]], list[tuple[np.ndarray, np.ndarray]]]:
+    """The sentences scored per row (at most max_sentences, most claim words first) and their scores."""
     from biocite.support_data import overlap
 
     groups = [
         sorted(s, key=lambda x: -overlap(c, x))[: model.max_sentences] if len(s) > model.max_sentences else s
         for c, s, _ in rows
     ]
-    return model.score([c for c, _, _ in rows], groups)
+    return groups, model.score([c for c, _, _ in rows], groups)
 
 
 def fit_rank_weight(scored: Sequence[tuple[np.ndarray, np.ndarray]], gold: Sequence[set[int]]) -> float:
@@ -375,6 +633,87 @@ def fit_rank_weight(scored: Sequence[tuple[np.ndarray, np.ndarray]], gold: Seque
         for w in grid
     }
     return max(grid, key=lambda w: (hits[w], -w))
+
+
+def _top1(scores: Sequence[np.ndarray], gold: Sequence[set[int]]) -> float:
+    return (
+        float(np.mean([int(np.argmax(s)) in g for s, g in zip(scores, gold, strict=True)])) if gold else 0.0
+    )
+
+
+def fit_ranker(
+    claims: Sequence[Any], scored: Sequence[tuple[np.ndarray, np.ndarray]], seed: int
+) -> tuple[float, Ranker | None, dict[str, float]]:
+    """The cosine weight of the fallback ranking and a learned `Ranker` (None when it does not beat the
+    fallback on the held half), both for top-1 evidence on claims with annotated evidence."""
+    gold = [set(c.evidence) for c in claims]
+    feats = [rank_features(c.claim, c.sentences, p, cos) for c, (p, cos) in zip(claims, scored, strict=True)]
+    order = np.random.default_rng(seed).permutation(len(claims))
+    a, b = order[: len(claims) // 2], order[len(claims) // 2 :]
+
+    def ranker_on(idx: Sequence[int] | np.ndarray) -> Ranker:
+        x = np.concatenate([feats[i] for i in idx])
+        y = [j in gold[i] for i in idx for j in range(len(feats[i]))]
+        return Ranker.fit(x, y, seed)
+
+    w_half = fit_rank_weight([scored[i] for i in a], [gold[i] for i in a])
+    r_half = ranker_on(a)
+    fallback = _top1([rank_scores(scored[i][0], scored[i][1], w_half) for i in b], [gold[i] for i in b])
+    learned = _top1([r_half.score(feats[i]) for i in b], [gold[i] for i in b])
+    weight = fit_rank_weight(scored, gold)
+    ranker = ranker_on(range(len(claims))) if learned >= fallback else None
+    return weight, ranker, {"held_half_top1_weighted_cosine": round(fallback, 4),
+                            "held_half_top1_ranker": round(learned, 4)}  # fmt: skip
+
+
+def fit_aggregator(
+    model: SupportModel,
+    cal_claims: Sequence[Any],
+    corpus: dict[int, list[str]],
+    settings: Settings,
+) -> tuple[Aggregator, dict[str, Any]]:
+    """The ranker and the aggregation/calibration, fitted on held-back TRAIN claims only: the evidence
+    ranker on those with annotated evidence, the aggregator on `_calibration_set` (their cited abstracts,
+    other abstracts, TRAIN-template hard cases). Reports both on a held half before refitting on all."""
+    cfg = settings.support
+    seed = cfg.seed
+    rows = _calibration_set(cal_claims, corpus, seed, cfg.calibration_hard_per_type, cfg.calibration_claims)
+    evidence_claims = [c for c in cal_claims if c.evidence][: cfg.calibration_claims]
+    ev_scored = model.score([c.claim for c in evidence_claims], [c.sentences for c in evidence_claims])
+    weight, ranker, rank_metrics = fit_ranker(evidence_claims, ev_scored, seed)
+    ranking = Aggregator(coef=[], intercept=[], mean=[], scale=[], rank_weight=weight, ranker=ranker)
+    groups, scored = _scored_rows(model, rows)
+    x = np.stack(
+        [
+            ranking.features(claim, g, p, cos, passage=" ".join(sents))[0]
+            for (claim, sents, _), g, (p, cos) in zip(rows, groups, scored, strict=True)
+        ]
+    )
+    y = [r[2] for r in rows]
+    # fit on a random half, report on the other half (both inside the held-back TRAIN claims), refit on all
+    order = np.random.default_rng(seed).permutation(len(rows))
+    a, b = order[: len(rows) // 2], order[len(rows) // 2 :]
+    half = Aggregator.fit(x[a], [y[i] for i in a], seed, c=AGGREGATOR_C)
+    pred = [LABELS[i] for i in half.predict_proba(x[b]).argmax(axis=1)]
+    from biocite.heads import macro_report
+
+    aggregator = Aggregator.fit(x, y, seed, c=AGGREGATOR_C)
+    aggregator.rank_weight, aggregator.ranker = weight, ranker
+    aggregator.feature_names = [
+        *(f"{s}_{lab}" for s in ("max", "mean", "best") for lab in LABELS),
+        "cos_max", "cos_best", "cos_mean", "num_agree_passage", "word_recall_passage", *CLAIM_FEATURES,
+    ]  # fmt: skip
+    top1 = _top1([ranking.rank(c.claim, c.sentences, p, cos) for c, (p, cos) in zip(evidence_claims, ev_scored,
+                  strict=True)], [set(c.evidence) for c in evidence_claims])  # fmt: skip
+    metrics = {
+        "calibration_rows": len(rows),
+        "calibration_slice_half": macro_report([y[i] for i in b], pred, LABELS),
+        "calibration_evidence_top1": round(top1, 4),
+        "rank_weight": weight,
+        "ranker": "learned" if ranker is not None else "weighted cosine",
+        **rank_metrics,
+    }
+    return aggregator, metrics
 
 
 def train_support(
@@ -436,32 +775,10 @@ def train_support(
         device=dev,
     )
     model = SupportModel(head, Aggregator(coef=[], intercept=[], mean=[], scale=[]), {}, cfg.max_sentences)
-    say("support model: fitting the aggregation/calibration on held-back train claims")
-    rows = _calibration_set(cal_claims, corpus, seed, cfg.calibration_hard_per_type, cfg.calibration_claims)
-    # attribution rows: calibration claims with annotated evidence, all sentences of the cited abstract
-    evidence_claims = [c for c in cal_claims if c.evidence][: cfg.calibration_claims]
-    ev_scored = model.score([c.claim for c in evidence_claims], [c.sentences for c in evidence_claims])
-    weight = fit_rank_weight(ev_scored, [set(c.evidence) for c in evidence_claims])
-    scored = _scored_rows(model, rows)
-    x = np.stack(
-        [
-            passage_features(p, cos, cheap_features(claim, " ".join(sents)), weight)
-            for (claim, sents, _), (p, cos) in zip(rows, scored, strict=True)
-        ]
+    say(
+        "support model: fitting the evidence ranker and the aggregation/calibration on held-back train claims"
     )
-    y = [r[2] for r in rows]
-    # fit on a random half, report on the other half (both inside the held-back TRAIN claims), refit on all
-    order = np.random.default_rng(seed).permutation(len(rows))
-    a, b = order[: len(rows) // 2], order[len(rows) // 2 :]
-    half = Aggregator.fit(x[a], [y[i] for i in a], seed)
-    pred = [LABELS[i] for i in half.predict_proba(x[b]).argmax(axis=1)]
-    from biocite.heads import macro_report
-
-    calib_metrics = macro_report([y[i] for i in b], pred, LABELS)
-    aggregator = Aggregator.fit(x, y, seed)
-    aggregator.rank_weight = weight
-    top1 = np.mean([int(np.argmax(rank_scores(p, c, weight))) in set(e.evidence)
-                    for (p, c), e in zip(ev_scored, evidence_claims, strict=True)])  # fmt: skip
+    aggregator, agg_metrics = fit_aggregator(model, cal_claims, corpus, settings)
     meta = {
         "kind": ARTIFACT_KIND,
         "support_version": ARTIFACT_VERSION,
@@ -473,13 +790,12 @@ def train_support(
             s: sum(1 for p in train if p.source == s) for s in sorted({p.source for p in train})
         },
         "label_counts_train": {lab: sum(1 for p in train if p.label == lab) for lab in LABELS},
-        "calibration_rows": len(rows),
+        "calibration_rows": agg_metrics.pop("calibration_rows"),
+        "calibration_hard_per_type": cfg.calibration_hard_per_type,
+        "calibration_claims": cfg.calibration_claims,
+        "aggregator_c": AGGREGATOR_C,
         "max_sentences": cfg.max_sentences,
-        "metrics": {
-            "calibration_slice_half": calib_metrics,
-            "calibration_evidence_top1": round(float(top1), 4),
-            "rank_weight": weight,
-        },
+        "metrics": agg_metrics,
         "seconds_total": round(time.perf_counter() - started, 1),
         "cpu_seconds_total": round(time.process_time() - cpu_started, 1),  # / threads ~ wall on idle cores
     }

@@ -10,7 +10,19 @@ import pytest
 
 from biocite.app.check import parse_pairs
 from biocite.errors import InputError
-from biocite.support import LABELS, Aggregator, cheap_features, passage_features, phrases, sentence_spans
+from biocite.support import (
+    CLAIM_FEATURES,
+    LABELS,
+    RANK_FEATURES,
+    Aggregator,
+    Ranker,
+    cheap_features,
+    claim_features,
+    passage_features,
+    phrases,
+    quantities,
+    sentence_spans,
+)
 from biocite.support_data import (
     HARD_LABEL,
     TEMPLATES,
@@ -92,9 +104,11 @@ def test_balanced_is_deterministic_and_balances_labels() -> None:
 def test_cheap_features_and_aggregator_probabilities() -> None:
     assert cheap_features("Mortality fell by 22%.", "It fell by 22% overall.")[0] == 1.0
     assert cheap_features("Mortality fell by 22%.", "It fell by 35% overall.")[0] == 0.0
+    assert len(cheap_features("a b", "c d")) == 2 + len(CLAIM_FEATURES)
     rng = np.random.default_rng(0)
+    cheap = [1.0, 0.5] + [0.0] * len(CLAIM_FEATURES)
     x = np.stack(
-        [passage_features(rng.dirichlet(np.ones(4), size=5), rng.random(5), [1.0, 0.5]) for _ in range(40)]
+        [passage_features(rng.dirichlet(np.ones(4), size=5), rng.random(5), cheap) for _ in range(40)]
     )
     y = [LABELS[i % 4] for i in range(40)]
     agg = Aggregator.fit(x, y, seed=0)
@@ -102,6 +116,34 @@ def test_cheap_features_and_aggregator_probabilities() -> None:
     assert p.shape == (40, 4) and np.allclose(p.sum(axis=1), 1)
     again = Aggregator.model_validate_json(agg.model_dump_json())
     assert np.allclose(again.predict_proba(x), p)
+
+
+def _feature(claim: str, evidence: str, name: str) -> float:
+    return dict(zip(CLAIM_FEATURES, claim_features(claim, evidence, evidence), strict=True))[name]
+
+
+def test_claim_features_flag_each_perturbation() -> None:
+    ev = "We randomised 2,000 patients. Aspirin reduced recurrent stroke by 22% over two years."
+    claim = "Aspirin reduced recurrent stroke by 22% in 2,000 patients."
+    base = dict(zip(CLAIM_FEATURES, claim_features(claim, ev, ev), strict=True))
+    assert base["num_miss_passage"] == base["neg_claim_only_passage"] == base["dir_flip_passage"] == 0
+    assert _feature("Aspirin reduced recurrent stroke by 37% in 2,000 patients.", ev, "num_miss_passage") > 0
+    assert _feature("Aspirin did not reduce recurrent stroke.", ev, "neg_claim_only_passage") == 1
+    assert _feature("Aspirin increased recurrent stroke.", ev, "dir_flip_passage") == 1
+    assert _feature("Aspirin reduced recurrent myocarditis.", ev, "entity_missing_passage") == 1
+    extra = "Aspirin reduced recurrent stroke, and it was cost-saving for insurers."
+    assert _feature(extra, ev, "uncovered_run_trailing") > base["uncovered_run_trailing"]
+    assert quantities("22% of 2,000 (3-fold)") == [(22.0, "%"), (2000.0, ""), (3.0, "fold")]
+
+
+def test_ranker_orders_sentences_by_learned_score() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.random((60, len(RANK_FEATURES)))
+    ranker = Ranker.fit(x, list(x[:, 3] > 0.5), seed=0)  # the cosine column decides
+    probs = np.full((3, 4), 0.25)
+    cos = np.array([0.1, 0.9, 0.3])
+    agg = Aggregator(coef=[], intercept=[], mean=[], scale=[], ranker=ranker)
+    assert int(np.argmax(agg.rank("c", ["a", "b", "d"], probs, cos))) == 1
 
 
 def test_pairs_file_errors_name_the_line(tmp_path) -> None:
