@@ -36,7 +36,10 @@ LABELS: list[SupportLabel] = ["supports", "contradicts", "neutral", "not_relevan
 ARTIFACT_KIND = "biocite.support_model"
 ARTIFACT_VERSION = 2  # 2: claim-vs-evidence features, learned evidence ranker
 AGGREGATOR_FILE = "aggregator.json"
-AGGREGATOR_C = 1.0  # inverse L2 strength of the aggregator's logistic regression (features standardised)
+# weight of a generated hard-case calibration row vs a real claim's row (the claim vs its cited abstract or
+# vs another abstract)
+HARD_WEIGHT = 1.0
+AGGREGATOR_C = 0.1  # inverse L2 strength of the aggregator's logistic regression (features standardised)
 
 
 class EvidenceSentence(BaseModel):
@@ -233,6 +236,16 @@ CLAIM_FEATURES = [
 ]  # fmt: skip
 
 
+# The claim features the aggregator uses. Measured (bench/support_model_results.txt, run C): all of
+# CLAIM_FEATURES, or the sharper subset adding numbers, missing entities and the uncovered clause, raised
+# the hard-case figures but made real paraphrased claims look perturbed (control and Citation-Integrity dev
+# fell); negation-cue mismatch and direction / benefit-harm flips are rare in real supported claims.
+STACKED_FEATURES = [
+    "neg_claim_only_best", "neg_evidence_only_best", "neg_claim_only_passage",
+    "dir_flip_best", "good_bad_flip_best", "dir_flip_passage", "good_bad_flip_passage",
+]  # fmt: skip
+
+
 def claim_features(claim: str, best: str, passage: str) -> list[float]:
     """The perturbation signal, claim vs the best-ranked sentences (`best`) and vs the whole passage:
     numbers of the claim missing (unit-aware), negation-cue mismatch, direction / benefit-harm flips,
@@ -289,36 +302,38 @@ def claim_features(claim: str, best: str, passage: str) -> list[float]:
 
 def cheap_features(claim: str, passage: str, best: str | None = None) -> list[float]:
     """Number agreement (share of the claim's numbers found in the passage; 1 when it has none), content-word
-    recall of the claim in the passage, then `claim_features` vs the best-ranked sentences (`best`, default
-    the passage) and the passage."""
+    recall of the claim in the passage, then the STACKED_FEATURES of `claim_features` vs the best-ranked
+    sentences (`best`, default the passage) and the passage."""
     from biocite.support_data import content_words
 
     nums = {v for v, _ in quantities(claim)}
     num_agree = len(nums & {v for v, _ in quantities(passage)}) / len(nums) if nums else 1.0
     words = content_words(claim)
     recall = len(words & content_words(passage)) / len(words) if words else 0.0
-    return [num_agree, recall, *claim_features(claim, passage if best is None else best, passage)]
+    named = dict(
+        zip(CLAIM_FEATURES, claim_features(claim, passage if best is None else best, passage), strict=True)
+    )
+    return [num_agree, recall, *(named[n] for n in STACKED_FEATURES)]
 
 
-RANK_FEATURES = ["p_supports", "p_contradicts", "p_neutral", "cosine", "cosine_gap", "overlap", "overlap_gap",
-                 "first", "last", "position"]  # fmt: skip
+# No sentence position: in the stored Citation-Integrity corpus the annotated evidence is always sentence 0
+# of the cited abstract's 5 (train and dev), so a position feature would learn that artifact, not evidence.
+RANK_FEATURES = ["p_supports", "p_contradicts", "p_neutral", "cosine", "cosine_gap", "overlap", "overlap_gap"]
 
 
 def rank_features(claim: str, sentences: Sequence[str], probs: np.ndarray, cos: np.ndarray) -> np.ndarray:
     """Per-sentence features of the evidence ranker (n_sentences x len(RANK_FEATURES)): the cross-encoder's
     probabilities, the bi-encoder cosine and the claim's word overlap (raw and as the gap to the passage's
-    best), and the sentence's position."""
+    best)."""
     from biocite.support_data import overlap
 
     n = len(sentences)
     if n == 0:
         return np.zeros((0, len(RANK_FEATURES)))
     ov = np.asarray([overlap(claim, s) for s in sentences])
-    pos = np.arange(n)
     return np.column_stack(
-        [probs[:, 0], probs[:, 1], probs[:, 2], cos, cos - cos.max(), ov, ov - ov.max(),
-         pos == 0, pos == n - 1, pos / max(n - 1, 1)]
-    ).astype(np.float64)  # fmt: skip
+        [probs[:, 0], probs[:, 1], probs[:, 2], cos, cos - cos.max(), ov, ov - ov.max()]
+    ).astype(np.float64)
 
 
 def rank_scores(probs: np.ndarray, cos: np.ndarray, weight: float) -> np.ndarray:
@@ -415,12 +430,14 @@ class Aggregator(BaseModel):
         return e / e.sum(axis=1, keepdims=True)
 
     @classmethod
-    def fit(cls, x: np.ndarray, y: Sequence[str], seed: int, c: float = 1.0) -> Aggregator:
+    def fit(
+        cls, x: np.ndarray, y: Sequence[str], seed: int, c: float = 1.0, weight: np.ndarray | None = None
+    ) -> Aggregator:
         from sklearn.linear_model import LogisticRegression
 
         mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
         lr = LogisticRegression(C=c, max_iter=5000, random_state=seed)
-        lr.fit((x - mean) / scale, [LABELS.index(v) for v in y])  # type: ignore[arg-type]
+        lr.fit((x - mean) / scale, [LABELS.index(v) for v in y], sample_weight=weight)  # type: ignore[arg-type]
         coef = np.zeros((len(LABELS), x.shape[1]))
         intercept = np.full(len(LABELS), -30.0)  # a label absent from the slice gets ~0 probability
         for row, cls_index in enumerate(lr.classes_):
@@ -585,44 +602,75 @@ def backbone_path(settings: Settings, backbone: str | Path) -> Path:
 
 def _calibration_set(
     claims: Sequence[Any], corpus: dict[int, list[str]], seed: int, hard_per_type: int, max_claims: int
-) -> list[tuple[str, list[str], str]]:
-    """(claim, passage sentences, label) at passage level for the aggregator: each calibration claim vs its
-    cited abstract (its own label), vs a random and a same-topic other abstract (not_relevant), and
-    TRAIN-template hard cases vs the cited abstract."""
+) -> list[tuple[str, list[str], str, str]]:
+    """(claim, passage sentences, label, kind) at passage level for the aggregator: each calibration claim
+    vs its cited abstract (its own label; kind "cited"), vs a random or a same-topic other abstract
+    (not_relevant; "other"), verbatim/lead-cut copies ("copy") and TRAIN-template hard cases vs the cited
+    abstract ("hard:<type>")."""
     from biocite.support_data import HARD_LABEL, NearMiss, copy_pairs, hard_cases
 
     rng = random.Random(seed)
     near = NearMiss({str(k): v for k, v in corpus.items()})
     ids = sorted(corpus)
-    out: list[tuple[str, list[str], str]] = []
+    out: list[tuple[str, list[str], str, str]] = []
     claims = rng.sample(list(claims), min(max_claims, len(claims)))
     for c in claims:
-        out.append((c.claim, c.sentences, c.label))
+        out.append((c.claim, c.sentences, c.label, "cited"))
         other = rng.choice(ids) if rng.random() < 0.5 else int(near.other(c.claim, str(c.doc_id)) or ids[0])
         if other != c.doc_id:
-            out.append((c.claim, corpus[other], "not_relevant"))
+            out.append((c.claim, corpus[other], "not_relevant", "other"))
     for p in copy_pairs(claims, seed)[:hard_per_type]:  # verbatim / lead-cut sentences of the cited abstract
-        out.append((p.claim, next(c.sentences for c in claims if c.id == p.group), "supports"))
+        out.append((p.claim, next(c.sentences for c in claims if c.id == p.group), "supports", "copy"))
     by_id = {c.id: c for c in claims}
     hard = hard_cases(claims, held_out=False, seed=seed)
     for kind in HARD_LABEL:
         items = [h for h in hard if h.source == f"hard:{kind}"]
         for h in rng.sample(items, min(hard_per_type, len(items))):
-            out.append((h.claim, by_id[h.group].sentences, h.label))
+            out.append((h.claim, by_id[h.group].sentences, h.label, h.source))
+    return out
+
+
+def _slice_report(rows: Sequence[tuple[str, list[str], str, str]], pred: Sequence[str]) -> dict[str, Any]:
+    """Figures of the held calibration half shaped like the held-out ones: 3-class macro-F1 of the claims
+    vs their cited abstract, Supports rate vs other abstracts, NOT-Supports rate of the (train-template)
+    hard cases, Supports rate of the unperturbed supported claims."""
+    from sklearn.metrics import f1_score
+
+    three = lambda v: v if v in ("supports", "contradicts") else "nei"  # noqa: E731
+    cited = [(three(r[2]), three(p)) for r, p in zip(rows, pred, strict=True) if r[3] == "cited"]
+    out: dict[str, Any] = {}
+    if cited:
+        g, q = zip(*cited, strict=True)
+        out["cited_3class_macro_f1"] = round(
+            float(
+                f1_score(g, q, labels=["supports", "contradicts", "nei"], average="macro", zero_division=0)
+            ),
+            4,
+        )
+    for kind in sorted({r[3] for r in rows}):
+        hits = [p == "supports" for r, p in zip(rows, pred, strict=True) if r[3] == kind]
+        if kind == "cited":
+            hits = [
+                p == "supports"
+                for r, p in zip(rows, pred, strict=True)
+                if r[3] == kind and r[2] == "supports"
+            ]
+        name = f"{kind}_not_supports" if kind.startswith("hard:") else f"{kind}_supports"
+        out[name] = round(1 - float(np.mean(hits)) if kind.startswith("hard:") else float(np.mean(hits)), 4)
     return out
 
 
 def _scored_rows(
-    model: SupportModel, rows: Sequence[tuple[str, list[str], str]]
+    model: SupportModel, rows: Sequence[tuple[str, list[str], str, str]]
 ) -> tuple[list[list[str]], list[tuple[np.ndarray, np.ndarray]]]:
     """The sentences scored per row (at most max_sentences, most claim words first) and their scores."""
     from biocite.support_data import overlap
 
     groups = [
         sorted(s, key=lambda x: -overlap(c, x))[: model.max_sentences] if len(s) > model.max_sentences else s
-        for c, s, _ in rows
+        for c, s, _, _ in rows
     ]
-    return groups, model.score([c for c, _, _ in rows], groups)
+    return groups, model.score([r[0] for r in rows], groups)
 
 
 def fit_rank_weight(scored: Sequence[tuple[np.ndarray, np.ndarray]], gold: Sequence[set[int]]) -> float:
@@ -686,28 +734,31 @@ def fit_aggregator(
     x = np.stack(
         [
             ranking.features(claim, g, p, cos, passage=" ".join(sents))[0]
-            for (claim, sents, _), g, (p, cos) in zip(rows, groups, scored, strict=True)
+            for (claim, sents, _, _), g, (p, cos) in zip(rows, groups, scored, strict=True)
         ]
     )
     y = [r[2] for r in rows]
+    w = np.asarray([HARD_WEIGHT if r[3].startswith("hard:") else 1.0 for r in rows])
     # fit on a random half, report on the other half (both inside the held-back TRAIN claims), refit on all
     order = np.random.default_rng(seed).permutation(len(rows))
     a, b = order[: len(rows) // 2], order[len(rows) // 2 :]
-    half = Aggregator.fit(x[a], [y[i] for i in a], seed, c=AGGREGATOR_C)
+    half = Aggregator.fit(x[a], [y[i] for i in a], seed, c=AGGREGATOR_C, weight=w[a])
     pred = [LABELS[i] for i in half.predict_proba(x[b]).argmax(axis=1)]
+    held = _slice_report([rows[i] for i in b], pred)
     from biocite.heads import macro_report
 
-    aggregator = Aggregator.fit(x, y, seed, c=AGGREGATOR_C)
+    aggregator = Aggregator.fit(x, y, seed, c=AGGREGATOR_C, weight=w)
     aggregator.rank_weight, aggregator.ranker = weight, ranker
     aggregator.feature_names = [
         *(f"{s}_{lab}" for s in ("max", "mean", "best") for lab in LABELS),
-        "cos_max", "cos_best", "cos_mean", "num_agree_passage", "word_recall_passage", *CLAIM_FEATURES,
+        "cos_max", "cos_best", "cos_mean", "num_agree_passage", "word_recall_passage", *STACKED_FEATURES,
     ]  # fmt: skip
     top1 = _top1([ranking.rank(c.claim, c.sentences, p, cos) for c, (p, cos) in zip(evidence_claims, ev_scored,
                   strict=True)], [set(c.evidence) for c in evidence_claims])  # fmt: skip
     metrics = {
         "calibration_rows": len(rows),
         "calibration_slice_half": macro_report([y[i] for i in b], pred, LABELS),
+        "calibration_slice_half_shaped": held,
         "calibration_evidence_top1": round(top1, 4),
         "rank_weight": weight,
         "ranker": "learned" if ranker is not None else "weighted cosine",

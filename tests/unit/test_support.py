@@ -14,6 +14,7 @@ from biocite.support import (
     CLAIM_FEATURES,
     LABELS,
     RANK_FEATURES,
+    STACKED_FEATURES,
     Aggregator,
     Ranker,
     cheap_features,
@@ -104,9 +105,9 @@ def test_balanced_is_deterministic_and_balances_labels() -> None:
 def test_cheap_features_and_aggregator_probabilities() -> None:
     assert cheap_features("Mortality fell by 22%.", "It fell by 22% overall.")[0] == 1.0
     assert cheap_features("Mortality fell by 22%.", "It fell by 35% overall.")[0] == 0.0
-    assert len(cheap_features("a b", "c d")) == 2 + len(CLAIM_FEATURES)
+    assert len(cheap_features("a b", "c d")) == 2 + len(STACKED_FEATURES)
     rng = np.random.default_rng(0)
-    cheap = [1.0, 0.5] + [0.0] * len(CLAIM_FEATURES)
+    cheap = [1.0, 0.5] + [0.0] * len(STACKED_FEATURES)
     x = np.stack(
         [passage_features(rng.dirichlet(np.ones(4), size=5), rng.random(5), cheap) for _ in range(40)]
     )
