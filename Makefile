@@ -43,8 +43,8 @@ browser:
 
 lint: setup
 	$(BIN)/ruff check core index agent evaluator app tests bench
-	$(BIN)/mypy core index agent evaluator app
 	$(BIN)/python -m tests.test_layers
+	$(BIN)/python -m tests.test_layers --mypy
 
 # Refresh constraints.txt from the current venv (after a dependency change that the tests passed with).
 lock: setup

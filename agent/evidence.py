@@ -19,8 +19,10 @@ from biocite.records import Document, Evidence, Sentence, Span
 from biocite.tokenize import tokenize
 
 
-class Encoder(Protocol):
-    def encode(self, texts: Sequence[str], *, batch_size: int = 64, progress: bool = False) -> np.ndarray: ...
+class TextEncoder(Protocol):
+    """Anything that embeds texts: a `biocite.retrieval.Encoder`, or a `VectorCache` over one."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class RelevanceWeights:
 class VectorCache:
     """Embeddings of texts already seen in this process (sentences recur across rounds and turns)."""
 
-    def __init__(self, encoder: Encoder, max_items: int = 20_000) -> None:
+    def __init__(self, encoder: TextEncoder, max_items: int = 20_000) -> None:
         self.encoder = encoder
         self.max_items = max_items
         self._vectors: dict[str, np.ndarray] = {}

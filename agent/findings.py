@@ -17,12 +17,12 @@ Training data (reproducible from the repository, `train_findings`):
   question. Sentences are the index's own (`index/sentences.py`), as the agent sees them.
 The held-out 40 % is never used for training or fitting.
 
-The artifact is a small JSON file (coefficients, scaler, metadata), trained on first use when missing.
+The artifact is a `biocite.heads.LinearModel` JSON file (scaler, coefficients, metadata), trained on first
+use when missing or of another version.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Sequence
@@ -32,15 +32,17 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from biocite.agent.evidence import Encoder
-from biocite.errors import ModelError
-from biocite.files import atomic_write_json
+from biocite import pubmedqa
+from biocite.agent.evidence import TextEncoder
+from biocite.heads import LinearModel
+from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 from biocite.records import Document, Sentence
-from biocite.settings import DATA_DIR, Settings
+from biocite.settings import Settings
 
-ARTIFACT_VERSION = 1
+ARTIFACT_VERSION = 1  # of the features; the saved layout is biocite.heads.LinearModel
+KIND = "findings"
+LABELS = ["other", "answer_bearing"]
 MIN_TRAIN_ABSTRACTS = 50  # PubMedQA train-part source abstracts the index must hold to train on
-PUBMEDQA = DATA_DIR / "pubmedqa" / "dev_questions.json"
 
 _CUES: dict[str, re.Pattern[str]] = {
     name: re.compile(pattern, re.IGNORECASE)
@@ -88,24 +90,25 @@ def feature_matrix(question_vector: np.ndarray, vectors: np.ndarray, cues: np.nd
     return np.hstack([cues, vectors, vectors * question_vector[None, :]]).astype(np.float32)
 
 
-@dataclass
+@dataclass(frozen=True)
 class FindingsModel:
-    """Logistic regression weights over `feature_matrix` columns (standardised)."""
+    """P(answer-bearing): a logistic regression over standardised `feature_matrix` columns."""
 
-    embedder: str
-    dim: int
-    mean: np.ndarray
-    scale: np.ndarray
-    coef: np.ndarray
-    intercept: float
-    meta: dict[str, Any]
+    linear: LinearModel
+
+    @property
+    def embedder(self) -> str:
+        return str(self.linear.meta.get("embedder", ""))
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.linear.meta
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
-        z = ((features - self.mean) / self.scale) @ self.coef + self.intercept
-        return 1.0 / (1.0 + np.exp(-z))
+        return self.linear.predict_proba(features)[:, 1]
 
     def score(
-        self, question: str, sentences: Sequence[Sentence], counts: Sequence[int], encode: Encoder
+        self, question: str, sentences: Sequence[Sentence], counts: Sequence[int], encode: TextEncoder
     ) -> np.ndarray:
         """P(answer-bearing) of each sentence; `counts[i]` = sentences in sentence i's abstract."""
         if not sentences:
@@ -122,36 +125,13 @@ class FindingsModel:
         return self.probabilities(feature_matrix(q, s, cues))
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {
-            "artifact_version": ARTIFACT_VERSION,
-            "embedder": self.embedder,
-            "dim": self.dim,
-            "mean": self.mean.tolist(),
-            "scale": self.scale.tolist(),
-            "coef": self.coef.tolist(),
-            "intercept": self.intercept,
-            "meta": self.meta,
-        }
-        atomic_write_json(path, payload, indent=None)
+        self.linear.save(path)
 
     @classmethod
-    def load(cls, path: Path) -> FindingsModel:
-        try:
-            raw = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ModelError(f"{path}: cannot read the findings model ({exc})") from None
-        if raw.get("artifact_version") != ARTIFACT_VERSION:
-            raise ModelError(f"{path}: artifact_version {raw.get('artifact_version')!r}; retrain it")
-        return cls(
-            embedder=raw["embedder"],
-            dim=int(raw["dim"]),
-            mean=np.asarray(raw["mean"], dtype=np.float32),
-            scale=np.asarray(raw["scale"], dtype=np.float32),
-            coef=np.asarray(raw["coef"], dtype=np.float32),
-            intercept=float(raw["intercept"]),
-            meta=raw.get("meta", {}),
-        )
+    def load(cls, path: Path) -> FindingsModel | None:
+        """None for an artifact of another version or layout (the caller retrains it)."""
+        linear = LinearModel.load(path, kind=KIND, version=ARTIFACT_VERSION, labels=LABELS)
+        return None if linear is None else cls(linear)
 
 
 # --- training data ---------------------------------------------------------------------------------------
@@ -185,15 +165,15 @@ class SentenceStore(Protocol):
 
 def pubmedqa_training(pmids: set[str], store: SentenceStore) -> list[LabelledAbstract]:
     """Source abstracts of the given PubMedQA questions; long-answer sentences positive."""
-    raw = json.loads(PUBMEDQA.read_text())
+    items = {item.pmid: item for item in pubmedqa.read_items()}
     docs = store.get_many(sorted(pmids))
     out = []
     for pmid in sorted(docs):
         sentences = store.sentences(pmid)
-        answer = raw[pmid]["long_answer"]
+        answer = items[pmid].long_answer
         labels: list[int | None] = [int(overlaps_long_answer(s.text, answer)) for s in sentences]
         if any(labels):
-            out.append(LabelledAbstract(raw[pmid]["question"], sentences, labels, "pubmedqa"))
+            out.append(LabelledAbstract(items[pmid].question, sentences, labels, "pubmedqa"))
     return out
 
 
@@ -220,11 +200,11 @@ def section_training(store: SentenceStore, exclude: set[str]) -> list[LabelledAb
 def training_abstracts(train_pmids: set[str], store: SentenceStore) -> list[LabelledAbstract]:
     """PubMedQA train-part abstracts plus every structured abstract of the index that is not a PubMedQA
     source (so no held-out question's abstract is trained on)."""
-    all_questions = set(json.loads(PUBMEDQA.read_text()))
+    all_questions = {item.pmid for item in pubmedqa.read_items()}
     return pubmedqa_training(train_pmids, store) + section_training(store, all_questions)
 
 
-def abstract_features(items: Sequence[LabelledAbstract], encoder: Encoder) -> tuple[np.ndarray, np.ndarray]:
+def abstract_features(items: Sequence[LabelledAbstract], encoder: TextEncoder) -> tuple[np.ndarray, np.ndarray]:
     rows: list[np.ndarray] = []
     ys: list[int] = []
     for item in items:
@@ -244,21 +224,14 @@ def abstract_features(items: Sequence[LabelledAbstract], encoder: Encoder) -> tu
     return np.vstack(rows), np.asarray(ys)
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 0.05, seed: int = 13) -> tuple[Any, Any]:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.preprocessing import StandardScaler
-
-    scaler = StandardScaler().fit(x)
-    model = LogisticRegression(C=c, max_iter=2000, random_state=seed, class_weight="balanced")
-    model.fit(scaler.transform(x), y)
-    return scaler, model
+def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 0.05, seed: int = 13) -> LinearModel:
+    return LinearModel.fit(x, y, kind=KIND, version=ARTIFACT_VERSION, labels=LABELS, c=c, seed=seed)
 
 
 def train_findings(
-    encoder: Encoder, embedder_name: str, store: SentenceStore, *, c: float = 0.05
+    encoder: TextEncoder, embedder_name: str, store: SentenceStore, *, c: float = 0.05
 ) -> FindingsModel:
     """Train on the PubMedQA train part and the structured XML abstracts (seconds to a minute on 2 cores)."""
-    from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 
     started = time.perf_counter()
     train, _ = split_questions(load_questions())
@@ -266,9 +239,9 @@ def train_findings(
     if sum(i.source == "pubmedqa" for i in items) < MIN_TRAIN_ABSTRACTS:
         raise ValueError(f"the index holds fewer than {MIN_TRAIN_ABSTRACTS} training abstracts")
     x, y = abstract_features(items, encoder)
-    scaler, model = fit_logistic(x, y, c)
-    scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+    fitted = fit_logistic(x, y, c)
     meta = {
+        "embedder": embedder_name,
         "split": {"seed": SPLIT_SEED, "train_share": TRAIN_SHARE, "train_questions": len(train)},
         "abstracts": {
             "pubmedqa": sum(i.source == "pubmedqa" for i in items),
@@ -280,15 +253,7 @@ def train_findings(
         "train_seconds": round(time.perf_counter() - started, 1),
         "cues": CUE_NAMES,
     }
-    return FindingsModel(
-        embedder=embedder_name,
-        dim=int(x.shape[1]),
-        mean=scaler.mean_.astype(np.float32),
-        scale=scale.astype(np.float32),
-        coef=model.coef_[0].astype(np.float32),
-        intercept=float(model.intercept_[0]),
-        meta=meta,
-    )
+    return FindingsModel(fitted.model_copy(update={"meta": meta}))
 
 
 def agent_models_dir(settings: Settings) -> Path:
@@ -298,7 +263,7 @@ def agent_models_dir(settings: Settings) -> Path:
 def load_findings(
     settings: Settings,
     embedder: Any,
-    encoder: Encoder,
+    encoder: TextEncoder,
     store: SentenceStore,
     *,
     train_if_missing: bool = True,
@@ -310,8 +275,9 @@ def load_findings(
     if name not in ("minilm", "mpnet") or not settings.agent.answer_model:
         return None
     path = agent_models_dir(settings) / f"findings-{name}.json"
-    if path.is_file():
-        return FindingsModel.load(path)
+    if path.is_file() and (model := FindingsModel.load(path)) is not None:
+        return model
+    # missing, or of another version or layout (written by an older biocite): trained and replaced
     if not train_if_missing:
         return None
     try:

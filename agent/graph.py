@@ -45,6 +45,7 @@ from biocite.agent.synthesis import acceptable_query, polish
 from biocite.agent.verdict import VerdictModel, load_verdict, question_type, top_evidence
 from biocite.citations import DraftSentence, count_words, drop_repeats, parse_generation
 from biocite.errors import BiociteError, ModelError
+from biocite.llm import make_chat_model, yes_probability
 from biocite.records import (
     Answer,
     AnswerSentence,
@@ -54,9 +55,12 @@ from biocite.records import (
     NodeTiming,
     Reference,
     SearchHit,
+    Sentence,
     Trace,
 )
+from biocite.retrieval import Retriever, TokenSource
 from biocite.settings import Settings
+from biocite.support import SupportModel
 from biocite.tokenize import tokenize
 
 Judge = Callable[[list[BaseMessage]], float | None]
@@ -109,15 +113,16 @@ def is_connection_error(exc: BaseException) -> bool:
 class Agent:
     """Answers questions from the index. One instance per settings; `ask` for one answer, `stream` for events.
 
-    `retriever` (search + the document store) comes from the application layer, which opens the index;
-    `chat_model` and `judge` default to the LLM layer (`biocite.llm`), created on first use.
+    `retriever` (a `biocite.retrieval.Retriever`: search, documents, encoder) comes from the application
+    layer, which opens the index; `chat_model` and `judge` default to the LLM layer (`biocite.llm`), created
+    on first use. A question's abstracts are fetched once, at retrieval: they travel in its hits.
     """
 
     def __init__(
         self,
         settings: Settings,
         *,
-        retriever: Any,
+        retriever: Retriever,
         chat_model: BaseChatModel | None = None,
         judge: Judge | None = None,
         checkpointer: BaseCheckpointSaver | None = None,
@@ -140,13 +145,13 @@ class Agent:
     # --- dependencies, created on first use -------------------------------------------------------------
 
     @property
-    def retriever(self) -> Any:
+    def retriever(self) -> Retriever:
         return self._retriever
 
     @property
     def cache(self) -> VectorCache:
         if self._cache is None:
-            self._cache = VectorCache(self.retriever.index.embedder)
+            self._cache = VectorCache(self.retriever.encoder)
         return self._cache
 
     @property
@@ -154,8 +159,8 @@ class Agent:
         """The answer-bearing sentence model for the index's embedder (None for embedders it cannot use)."""
         if "findings" not in self._loaded:
             self._loaded.add("findings")
-            index = self.retriever.index
-            self._findings = load_findings(self.settings, index.embedder, self.cache, index.docs)
+            retriever = self.retriever
+            self._findings = load_findings(self.settings, retriever.encoder, self.cache, retriever.documents)
         return self._findings
 
     @property
@@ -164,7 +169,7 @@ class Agent:
             self._loaded.add("verdict")
             findings = self.findings
             if findings is not None:
-                self._verdict = load_verdict(self.settings, findings, self.cache, self.retriever.index.docs)
+                self._verdict = load_verdict(self.settings, findings, self.cache, self.retriever.documents)
         return self._verdict
 
     @property
@@ -172,30 +177,26 @@ class Agent:
         """Document frequencies of the index's tokens, for the key concepts (None if the store has none)."""
         if "doc_freqs" not in self._loaded:
             self._loaded.add("doc_freqs")
-            tokens = getattr(self.retriever.index.docs, "iter_tokens", None)
-            if tokens is not None and self.config.coverage:
-                self._doc_freqs = DocumentFrequencies.from_token_lists(t for _, t in tokens())
+            docs = self.retriever.documents
+            if isinstance(docs, TokenSource) and self.config.coverage:
+                self._doc_freqs = DocumentFrequencies.from_token_lists(t for _, t in docs.iter_tokens())
         return self._doc_freqs
 
     @property
     def chat_model(self) -> BaseChatModel:
         if self._chat_model is None:
-            from biocite.llm import make_chat_model
-
             self._chat_model = make_chat_model(self.settings)
         return self._chat_model
 
     def judge(self, messages: list[BaseMessage]) -> float | None:
         if self._judge is not None:
             return self._judge(messages)
-        from biocite.llm import yes_probability
 
         return yes_probability(self.chat_model, messages)
 
     def models(self, *, llm: bool = True) -> dict[str, str]:
-        index = self.retriever.index
         names = {
-            "embedder": str(getattr(index.embedder, "name", "?")),
+            "embedder": self.retriever.encoder.name,
             "reranker": self.settings.index.reranker,
         }
         if llm:
@@ -305,6 +306,7 @@ class Agent:
             if hit.pmid not in seen:
                 seen.add(hit.pmid)
                 hits.append(hit)
+        hits = self._with_documents(hits)
         _emit({"event": "step", "node": "retrieve", "detail": f"{len(hits)} abstracts for {query!r}"})
         return {"hits": hits}
 
@@ -460,7 +462,7 @@ class Agent:
         kind = question_type(state["standalone"])
         update: AgentState = {"abstain_reason": reason, "sentences": [], "question_type": kind}
         if kind == "yes/no":
-            update.update(verdict="insufficient", verdict_probability=None)
+            update["verdict"], update["verdict_probability"] = "insufficient", None
         return update
 
     def finalize(self, state: AgentState) -> AgentState:
@@ -506,7 +508,7 @@ class Agent:
                 notes=notes,
             ),
         )
-        answer.references = self._references(answer)
+        answer.references = self._references(answer, hits)
         turn = Turn(
             question=state["question"],
             standalone=state.get("standalone", state["question"]),
@@ -553,12 +555,25 @@ class Agent:
             where = self.settings.llm.base_url or self.settings.llm.model
             raise ModelError(f"cannot reach the LLM endpoint {where}: {exc}") from None
 
-    def _documents(self, hits: list[SearchHit]) -> tuple[dict[str, Document], dict[str, list[Any]]]:
-        store = self.retriever.index.docs
-        pmids = [h.pmid for h in hits]
-        docs = store.get_many(pmids)
-        docs = {p: docs[p] for p in pmids if p in docs}
-        return docs, {p: store.sentences(p) for p in docs}
+    def _with_documents(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """The hits, each carrying its document and sentences: those the retriever did not attach are
+        fetched here, once per question (later nodes read them from the hits)."""
+        missing = [h.pmid for h in hits if h.document is None]
+        if not missing:
+            return hits
+        store = self.retriever.documents
+        found = store.get_many(missing)
+        return [
+            h.model_copy(update={"document": found[h.pmid], "sentences": store.sentences(h.pmid)})
+            if h.document is None and h.pmid in found
+            else h
+            for h in hits
+        ]
+
+    def _documents(self, hits: list[SearchHit]) -> tuple[dict[str, Document], dict[str, list[Sentence]]]:
+        """The hits' documents and sentences by PMID, in the order of the hits."""
+        found = [h for h in self._with_documents(hits) if h.document is not None]
+        return {h.pmid: h.document for h in found if h.document}, {h.pmid: h.sentences for h in found}
 
     def _cover(
         self, question: str, evidence: list[Evidence], docs: dict[str, Document], notes: list[str]
@@ -661,8 +676,6 @@ class Agent:
     def support_model(self) -> Any:
         """biocite's support model (core/support.py); trained once on first use."""
         if self._support_model is None:
-            from biocite.support import SupportModel
-
             self._support_model = SupportModel.load(self.settings)
         return self._support_model
 
@@ -694,9 +707,9 @@ class Agent:
         pmids = list(dict.fromkeys(candidates[i].pmid for i in order))
         return pmids[: self.config.recite_candidates]
 
-    def _references(self, answer: Answer) -> list[Reference]:
+    def _references(self, answer: Answer, hits: list[SearchHit]) -> list[Reference]:
         pmids = answer.cited_pmids
-        docs = self.retriever.index.docs.get_many(pmids) if pmids else {}
+        docs, _ = self._documents([h for h in hits if h.pmid in pmids])
         return [
             Reference(pmid=p, title=docs[p].title, year=docs[p].year, journal=docs[p].journal)
             for p in pmids

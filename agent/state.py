@@ -8,7 +8,7 @@ from typing import Annotated, TypedDict
 from pydantic import BaseModel, Field
 
 from biocite.citations import DraftSentence
-from biocite.records import Answer, AnswerSentence, Evidence, NodeTiming, SearchHit
+from biocite.records import Answer, AnswerSentence, Evidence, NodeTiming, QuestionType, SearchHit, Verdict
 
 
 class Turn(BaseModel):
@@ -31,8 +31,8 @@ class AgentState(TypedDict, total=False):
     not_covered: list[str]  # key concepts of the question that no evidence abstract mentions
     unknown_concepts: list[str]  # ... of them, those no indexed abstract mentions: the agent abstains
     sufficient: bool | None  # the evidence cleared the relevance bars (before the coverage filter)
-    question_type: str  # "yes/no" | "factoid" | "list" | "open"
-    verdict: str | None  # yes/no questions: "yes" | "no" | "mixed" | "insufficient"
+    question_type: QuestionType
+    verdict: Verdict | None  # yes/no questions only
     verdict_probability: float | None
     drafts: list[DraftSentence]  # the generator's parsed sentences, before verification
     sentences: list[AnswerSentence]  # the answer's sentences

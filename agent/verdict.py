@@ -15,23 +15,24 @@ or of evidence that leaves a key concept uncovered.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from biocite.agent.evidence import Encoder
-from biocite.errors import ModelError
-from biocite.files import atomic_write_json
+from biocite import pubmedqa
+from biocite.agent.evidence import TextEncoder
+from biocite.agent.findings import agent_models_dir
+from biocite.heads import LinearModel
+from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
+from biocite.records import QuestionType, Verdict
 
-ARTIFACT_VERSION = 1
-QuestionType = Literal["yes/no", "factoid", "list", "open"]
-Verdict = Literal["yes", "no", "mixed", "insufficient"]
+ARTIFACT_VERSION = 1  # of the features; the saved layout is biocite.heads.LinearModel
+KIND = "verdict"
 LABELS: list[Verdict] = ["yes", "no", "mixed"]
 PUBMEDQA_TO_VERDICT: dict[str, Verdict] = {"yes": "yes", "no": "no", "maybe": "mixed"}
 
@@ -98,23 +99,25 @@ def evidence_features(
     return np.hstack([weighted, top, extra, mean, mean * question_vector]).astype(np.float32)
 
 
-@dataclass
+@dataclass(frozen=True)
 class VerdictModel:
-    embedder: str
-    mean: np.ndarray
-    scale: np.ndarray
-    coef: np.ndarray  # (3, features)
-    intercept: np.ndarray  # (3,)
-    meta: dict[str, Any]
+    """yes / no / mixed: a multinomial logistic regression over standardised `evidence_features`."""
+
+    linear: LinearModel
+
+    @property
+    def embedder(self) -> str:
+        return str(self.linear.meta.get("embedder", ""))
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.linear.meta
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
-        z = ((features - self.mean) / self.scale) @ self.coef.T + self.intercept
-        z = z - z.max(axis=-1, keepdims=True)
-        e = np.exp(z)
-        return e / e.sum(axis=-1, keepdims=True)
+        return self.linear.predict_proba(features)
 
     def predict(
-        self, question: str, texts: Sequence[str], weights: Sequence[float], encode: Encoder
+        self, question: str, texts: Sequence[str], weights: Sequence[float], encode: TextEncoder
     ) -> tuple[Verdict, float, dict[str, float]]:
         """(verdict, its probability, all probabilities) from the answer-bearing evidence sentences."""
         vectors = encode.encode([question, *texts])
@@ -128,35 +131,13 @@ class VerdictModel:
         )
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {
-            "artifact_version": ARTIFACT_VERSION,
-            "embedder": self.embedder,
-            "labels": LABELS,
-            "mean": self.mean.tolist(),
-            "scale": self.scale.tolist(),
-            "coef": self.coef.tolist(),
-            "intercept": self.intercept.tolist(),
-            "meta": self.meta,
-        }
-        atomic_write_json(path, payload, indent=None)
+        self.linear.save(path)
 
     @classmethod
-    def load(cls, path: Path) -> VerdictModel:
-        try:
-            raw = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ModelError(f"{path}: cannot read the verdict model ({exc})") from None
-        if raw.get("artifact_version") != ARTIFACT_VERSION or raw.get("labels") != LABELS:
-            raise ModelError(f"{path}: an incompatible verdict model; retrain it")
-        return cls(
-            embedder=raw["embedder"],
-            mean=np.asarray(raw["mean"], dtype=np.float32),
-            scale=np.asarray(raw["scale"], dtype=np.float32),
-            coef=np.asarray(raw["coef"], dtype=np.float32),
-            intercept=np.asarray(raw["intercept"], dtype=np.float32),
-            meta=raw.get("meta", {}),
-        )
+    def load(cls, path: Path) -> VerdictModel | None:
+        """None for an artifact of another version, label set or layout (the caller retrains it)."""
+        linear = LinearModel.load(path, kind=KIND, version=ARTIFACT_VERSION, labels=LABELS)
+        return None if linear is None else cls(linear)
 
 
 def top_evidence(
@@ -167,77 +148,63 @@ def top_evidence(
 
 
 def training_rows(
-    pmids: Sequence[str], encoder: Encoder, findings: Any, store: Any, k: int = 3
+    pmids: Sequence[str], encoder: TextEncoder, findings: Any, store: Any, k: int = 3
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Feature rows and labels for PubMedQA questions: the source abstract's top-k answer-bearing sentences
     (as the agent would rank them), from the index's stored sentences."""
-    from biocite.agent.findings import PUBMEDQA
-
-    raw = json.loads(PUBMEDQA.read_text())
+    items = {item.pmid: item for item in pubmedqa.read_items()}
     rows, labels, kept = [], [], []
     for pmid in pmids:
         sentences = store.sentences(pmid)
         if not sentences:
             continue
-        question = raw[pmid]["question"]
+        question = items[pmid].question
         probs = findings.score(question, sentences, [len(sentences)] * len(sentences), encoder)
         texts, weights = top_evidence(probs, [s.text for s in sentences], k)
         vectors = encoder.encode([question, *texts])
         rows.append(evidence_features(question, vectors[0], texts, weights, vectors[1:]))
-        labels.append(LABELS.index(PUBMEDQA_TO_VERDICT[raw[pmid]["final_decision"]]))
+        labels.append(LABELS.index(PUBMEDQA_TO_VERDICT[items[pmid].final_decision]))
         kept.append(pmid)
     if not rows:
         raise ValueError("no training abstract in the index")
     return np.vstack(rows), np.asarray(labels), kept
 
 
-def fit_verdict(x: np.ndarray, y: np.ndarray, c: float, seed: int = 13) -> tuple[Any, Any]:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.preprocessing import StandardScaler
-
-    scaler = StandardScaler().fit(x)
-    model = LogisticRegression(C=c, max_iter=3000, random_state=seed, class_weight="balanced")
-    model.fit(scaler.transform(x), y)
-    return scaler, model
+def fit_verdict(x: np.ndarray, y: np.ndarray, c: float, seed: int = 13) -> LinearModel:
+    return LinearModel.fit(
+        x, y, kind=KIND, version=ARTIFACT_VERSION, labels=LABELS, c=c, max_iter=3000, seed=seed
+    )
 
 
 def train_verdict(
-    encoder: Encoder, embedder_name: str, findings: Any, store: Any, *, c: float = 0.01
+    encoder: TextEncoder, embedder_name: str, findings: Any, store: Any, *, c: float = 0.01
 ) -> VerdictModel:
-    from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 
     started = time.perf_counter()
     train, _ = split_questions(load_questions())
     x, y, kept = training_rows([q.pmid for q in train], encoder, findings, store)
     if len(kept) < 50:
         raise ValueError("the index holds fewer than 50 training abstracts")
-    scaler, model = fit_verdict(x, y, c)
-    scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+    fitted = fit_verdict(x, y, c)
     meta = {
+        "embedder": embedder_name,
         "split": {"seed": SPLIT_SEED, "train_share": TRAIN_SHARE, "train_questions": len(kept)},
         "label_counts": {k: int((y == i).sum()) for i, k in enumerate(LABELS)},
         "C": c,
         "train_seconds": round(time.perf_counter() - started, 1),
     }
-    return VerdictModel(
-        embedder=embedder_name,
-        mean=scaler.mean_.astype(np.float32),
-        scale=scale.astype(np.float32),
-        coef=model.coef_.astype(np.float32),
-        intercept=model.intercept_.astype(np.float32),
-        meta=meta,
-    )
+    return VerdictModel(fitted.model_copy(update={"meta": meta}))
 
 
 def load_verdict(
-    settings: Any, findings: Any, encoder: Encoder, store: Any, *, train_if_missing: bool = True
+    settings: Any, findings: Any, encoder: TextEncoder, store: Any, *, train_if_missing: bool = True
 ) -> VerdictModel | None:
     """The cached verdict model for the findings model's embedder; trained and saved on first use."""
-    from biocite.agent.findings import agent_models_dir
 
     path = agent_models_dir(settings) / f"verdict-{findings.embedder}.json"
-    if path.is_file():
-        return VerdictModel.load(path)
+    if path.is_file() and (model := VerdictModel.load(path)) is not None:
+        return model
+    # missing, or of another version or layout (written by an older biocite): trained and replaced
     if not train_if_missing:
         return None
     try:

@@ -17,8 +17,13 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from biocite.agent.graph import Agent
+from biocite.app.check import CheckRequest, check_requests, index_fetch
+from biocite.app.evaluation import evaluate_answers
+from biocite.index.hybrid import open_retriever
 from biocite.records import Answer, SearchHit
 from biocite.settings import Settings, load_settings
+from biocite.support import SupportModel
 
 if TYPE_CHECKING:
     from biocite.agent.graph import Agent
@@ -44,9 +49,6 @@ def _setting_value(value: Any) -> str:
 
 @lru_cache(maxsize=4)
 def _agent(settings_json: str) -> Agent:
-    from biocite.agent.graph import Agent  # the agent pulls in LangGraph and torch: load on first ask
-    from biocite.index.hybrid import open_retriever
-
     settings = Settings.model_validate_json(settings_json)
     return Agent(settings, retriever=open_retriever(settings))
 
@@ -73,7 +75,6 @@ def search(
     overrides: Overrides = None,
 ) -> list[SearchHit]:
     """Hybrid search of the index: hits with their title, score and best-matching sentence."""
-    from biocite.index.hybrid import open_retriever  # FAISS and the embedder: load on first search
 
     return open_retriever(settings_for(settings, preset, overrides)).search(query, k=k)
 
@@ -89,7 +90,6 @@ def evaluate(
 ) -> dict[str, Any]:
     """Score answers held in memory: the same metrics document `biocite evaluate` writes (overall means
     with 95% CIs, per-question results). `gold[i]` are the nuggets of `answers[i]`, if any."""
-    from biocite.app.evaluation import evaluate_answers  # judges and models: load on first use
 
     items = [answers] if isinstance(answers, Answer) else list(answers)
     if gold is not None and len(gold) != len(items):
@@ -99,8 +99,6 @@ def evaluate(
 
 @lru_cache(maxsize=2)
 def _support_model(settings_json: str) -> Any:
-    from biocite.support import SupportModel  # torch: load on first check (trains once if missing)
-
     return SupportModel.load(Settings.model_validate_json(settings_json))
 
 
@@ -115,7 +113,6 @@ def check(
 ) -> Any:
     """Does the evidence (indexed PMIDs and/or given text) support the claim? The `CheckResult` of
     `biocite check`: label, calibrated probabilities, evidence sentences and phrases with offsets."""
-    from biocite.app.check import CheckRequest, check_requests, index_fetch
 
     chosen = settings_for(settings, preset, overrides)
     fetch = index_fetch(chosen) if pmids else None

@@ -22,10 +22,13 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
+from tqdm import tqdm
 
+from biocite.agent.graph import Agent
 from biocite.app.runfiles import LIMITS, Topic, TopicSet, build_run
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
 from biocite.files import atomic_write_json
+from biocite.index.hybrid import open_retriever
 from biocite.records import Answer
 from biocite.settings import Settings
 
@@ -272,9 +275,6 @@ def run_batch(
 
 
 def _default_agent(settings: Settings) -> Answerer:
-    from biocite.agent.graph import Agent
-    from biocite.index.hybrid import open_retriever
-
     return Agent(settings, retriever=open_retriever(settings))
 
 
@@ -287,7 +287,6 @@ def _answer_all(
     progress: bool,
     agent_factory: Callable[[Settings], Answerer] | None,
 ) -> None:
-    from tqdm import tqdm
 
     factory = agent_factory or _default_agent
     retries = settings.batch.retries

@@ -15,9 +15,13 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from biocite import pubmedqa
 from biocite.app.batch import JournalHeader, TopicRecord, journal_path, read_journal
-from biocite.app.runfiles import pubmedqa_long_answers
+from biocite.app.evaluation import METRICS_FILE, REPORT_FILE, evaluate_run_file
 from biocite.errors import InputError
+from biocite.evaluator.nuggets import clause_nuggets
+from biocite.evaluator.report import write_report
+from biocite.evaluator.runs import load_run
 from biocite.settings import Settings
 
 ANSWERS_FILE = "answers.json"
@@ -71,9 +75,7 @@ def batch_section(header: JournalHeader, records: list[TopicRecord]) -> dict[str
 
 
 def _pubmedqa_gold(folder: Path, topic_ids: list[str]) -> Path:
-    from biocite.evaluator.nuggets import clause_nuggets
-
-    answers = pubmedqa_long_answers()
+    answers = pubmedqa.long_answers()
     missing = [t for t in topic_ids if t not in answers]
     if missing:
         raise InputError(
@@ -95,8 +97,6 @@ def report_run(
     progress: bool = True,
 ) -> tuple[dict[str, Any], Path]:
     """Evaluate a batch run (or any run file the evaluator reads); write metrics.json + report.html."""
-    from biocite.app.evaluation import METRICS_FILE, REPORT_FILE, evaluate_run_file
-    from biocite.evaluator.report import write_report
 
     run = Path(run)
     if not run.is_file():
@@ -134,8 +134,6 @@ def report_run(
         )
     gold_path: Path | None = None
     if gold == "pubmedqa" or (gold is None and topics_name == "pubmedqa"):
-        from biocite.evaluator.runs import load_run
-
         gold_path = _pubmedqa_gold(folder, [e.topic_id for e in load_run(evaluated).entries])
     elif gold:
         gold_path = Path(gold)

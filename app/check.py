@@ -17,8 +17,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from biocite.errors import InputError
+from biocite.evaluator.runs import load_run
+from biocite.index.store import DocStore, read_manifest
 from biocite.records import Document
-from biocite.support import EvidenceSentence, SupportModel, SupportVerdict
+from biocite.support import EvidenceSentence, SupportModel, SupportVerdict, to_evaluator_label
 
 Fetch = Callable[[Sequence[str]], Mapping[str, Document]]
 MAX_CLAIM_CHARS = 2000
@@ -151,8 +153,6 @@ def check_pairs(
 
 def audit_run(model: SupportModel, path: Path, fetch: Fetch) -> dict[str, Any]:
     """Every citation of a run judged against its abstract (BioGen 2025 Task A style labels)."""
-    from biocite.evaluator.runs import load_run
-    from biocite.support import to_evaluator_label
 
     run = load_run(path)
     pmids = sorted({c.pmid for e in run.entries for s in e.answer.sentences for c in s.citations})
@@ -229,7 +229,6 @@ def _key(label: str) -> str:
 
 def index_fetch(settings: Any) -> Fetch:
     """Abstracts from the built index (the default corpus)."""
-    from biocite.index.store import DocStore, read_manifest
 
     read_manifest(settings.index_dir)  # a one-line error when there is no index
     store = DocStore(settings.index_dir / "docs.sqlite", readonly=True)

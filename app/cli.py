@@ -11,8 +11,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Any
+
+import yaml
 
 # Must be set before torch / llama.cpp load (see docs/ARCHITECTURE.md: 2-thread generation collapses without it).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -67,8 +70,6 @@ note_console = Console(stderr=True, soft_wrap=True)  # status lines and warnings
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import version
-
         console.print(f"biocite {version('biocite')}", highlight=False)
         raise typer.Exit(0)
 
@@ -128,7 +129,6 @@ def _text_arg(value: str, what: str) -> str:
 @config_app.command("show")
 def config_show(preset: PresetOpt = None, overrides: SetOpt = None) -> None:
     """Print the effective settings (preset + environment + overrides) as YAML."""
-    import yaml
 
     settings = _settings(preset, overrides)
     console.print(yaml.safe_dump(json.loads(settings.model_dump_json()), sort_keys=False), end="")
@@ -228,8 +228,6 @@ def index_info(preset: PresetOpt = None, overrides: SetOpt = None, json_out: Jso
     if json_out:
         console.print_json(manifest.model_dump_json())
     else:
-        import yaml
-
         console.print(yaml.safe_dump(json.loads(manifest.model_dump_json()), sort_keys=False), end="")
 
 
@@ -414,13 +412,16 @@ def train_reranker_cmd(
     ] = False,
 ) -> None:
     """Train the cross-encoder reranker head on PubMedQA development questions (train split)."""
-    from biocite.index.rerank import train_reranker
+    from biocite.index.build import open_index
+    from biocite.index.hybrid import HybridRetriever
+    from biocite.index.rerank import plain_settings, train_reranker
 
     settings = _settings(preset, overrides)
     if if_missing and (settings.reranker_dir / "meta.json").is_file():
         console.print(f"reranker already trained: {settings.reranker_dir}")
         return
-    report = train_reranker(settings)
+    plain = plain_settings(settings)
+    report = train_reranker(settings, HybridRetriever(open_index(plain), plain))
     console.print(report.summary())
 
 

@@ -3,20 +3,30 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from biocite import jsonfile
+from biocite.embedder import Embedder
 from biocite.errors import InputError, ModelError
+from biocite.evaluator.calibrate import calibrate_nuggets
 from biocite.evaluator.evaluate import ALL_METRICS, Evaluator, QuestionResult, compare, summarise
+from biocite.evaluator.heads import train_head
 from biocite.evaluator.judges import HeadJudge, JudgeCache, LLMJudge, SupportJudge
 from biocite.evaluator.nuggets import MatchModel, clause_nuggets, parse_llm_nuggets
+from biocite.evaluator.report import write_report
 from biocite.evaluator.runs import Run, RunEntry, load_run
-from biocite.evaluator.sources import AbstractSource
+from biocite.evaluator.sources import AbstractSource, StoreSource
+from biocite.heads import PairClassifier
+from biocite.index.build import open_index
+from biocite.index.hybrid import open_retriever
+from biocite.llm import make_chat_model
 from biocite.records import Answer
 from biocite.settings import Settings
+from biocite.support import SupportModel
 
 METRICS_FILE = "metrics.json"
 REPORT_FILE = "report.html"
@@ -73,32 +83,21 @@ def load_gold(path: Path) -> dict[str, list[str]]:
 
 
 def _embedder(settings: Settings) -> Any:
-    from biocite.embedder import Embedder
-
     embedder = Embedder(settings.evaluator.nugget_model, settings)
     return lambda texts: embedder.encode(list(texts))
 
 
 def _judge(settings: Settings, task: str, cache: JudgeCache, kind: str) -> Any:
     if kind == "support" and task == "citation":
-        from biocite.support import SupportModel
-
         return SupportJudge(SupportModel.load(settings), cache)
     if kind == "support":  # completeness: the trained head, trained once on first use
         kind = "head"
         folder = head_path(settings, task)
         if not (folder / "meta.json").is_file():
-            import sys
-
-            from biocite.evaluator.heads import train_head
-
             print(f"biocite: training the {task} head once into {folder}", file=sys.stderr)
             train_head(task, folder, seed=settings.evaluator.seed, epochs=1)
     if kind == "llm":
-        from biocite.llm import make_chat_model
-
         return LLMJudge(make_chat_model(settings), settings.llm.model, task, cache)
-    from biocite.heads import PairClassifier
 
     folder = head_path(settings, task)
     if not (folder / "meta.json").is_file():
@@ -110,10 +109,6 @@ def load_or_calibrate_matcher(settings: Settings) -> MatchModel:
     """The nugget matcher; fitted once on first use (K-QA train questions, about a minute)."""
     path = matcher_path(settings)
     if not path.is_file():
-        import sys
-
-        from biocite.evaluator.calibrate import calibrate_nuggets
-
         print(f"biocite: calibrating the nugget matcher once into {path}", file=sys.stderr)
         ev = settings.evaluator
         calibrate_nuggets(_embedder(settings), embedder_name=ev.nugget_model, seed=ev.seed).save(path)
@@ -122,8 +117,6 @@ def load_or_calibrate_matcher(settings: Settings) -> MatchModel:
 
 def _llm_nuggetizer(settings: Settings, cache: JudgeCache) -> Any:
     from langchain_core.messages import HumanMessage
-
-    from biocite.llm import make_chat_model
 
     chat = make_chat_model(settings)
     name = f"llm:{settings.llm.model}"
@@ -172,13 +165,8 @@ def build_evaluator(
     needs_docs = "citation" in metrics or "correctness" in metrics
     retrieve = None
     if needs_docs and source is None:
-        from biocite.evaluator.sources import StoreSource
-        from biocite.index.build import open_index
-
         source = StoreSource(open_index(settings).docs)
     if "correctness" in metrics and ev.retrieved_k > 0:
-        from biocite.index.hybrid import open_retriever
-
         retriever = open_retriever(settings)
         k = ev.retrieved_k
         retrieve = lambda q: [h.pmid for h in retriever.search(q, k=k, stage="bm25")]  # noqa: E731
@@ -234,7 +222,6 @@ def evaluate_run_file(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Evaluate a run and write metrics.json + report.html into out_dir. Returns the metrics document."""
-    from biocite.evaluator.report import write_report
 
     started = time.perf_counter()
     run = load_run(run_path)

@@ -21,87 +21,45 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from biocite import jsonfile
 from biocite.errors import InputError
 from biocite.records import Answer
-from biocite.settings import DATA_DIR
+from biocite.runformats import (
+    FORMATS,
+    HEADER_FIELDS,
+    LIMITS,
+    RESULT_MODELS,
+    RUN_MODELS,
+    Limits,
+    Response2025,
+    Result2024,
+    Result2025,
+    RunFormat,
+    format_citation,
+    is_official,
+    marker_pmids,
+)
+from biocite.sentences import split_text
+from biocite.topics import BUILTIN_TOPICS, Topic, TopicSet, load_topics
 
-RunFormat = Literal["biogen2024", "biogen2025"]
-FORMATS: tuple[str, ...] = ("biogen2024", "biogen2025")
-BUILTIN_TOPICS = {
-    "biogen2024": DATA_DIR / "biogen" / "BioGen2024topics.json",
-    "biogen2025": DATA_DIR / "biogen" / "BioGen2025topics.json",
-    "pubmedqa": DATA_DIR / "pubmedqa" / "dev_questions.json",
-}
-HEADER_FIELDS = ("team_id", "run_name", "contact_email")
-
-
-class Limits(BaseModel):
-    max_words: int
-    max_sentences: int | None  # None: the format sets no sentence limit
-    max_citations: int = 3
-
-
-LIMITS: dict[str, Limits] = {
-    "biogen2024": Limits(max_words=150, max_sentences=10),
-    "biogen2025": Limits(max_words=250, max_sentences=None),
-}
-
-
-# --- topics -----------------------------------------------------------------------------------------
-
-
-class Topic(BaseModel):
-    topic_id: str
-    question: str
-
-
-class TopicSet(BaseModel):
-    name: str  # "biogen2024", "biogen2025", "pubmedqa" or the file path
-    format: RunFormat  # the run format these topics are answered in by default
-    topics: list[Topic]
-
-
-def load_topics(spec: str) -> TopicSet:
-    """`biogen2024`, `biogen2025`, `pubmedqa` (PubMedQA development questions) or a topics file in either
-    BioGen shape (`{"topics": [{id, question}]}` or a list of `{id, question}`)."""
-    if spec == "pubmedqa":
-        return _pubmedqa(BUILTIN_TOPICS["pubmedqa"])
-    path = BUILTIN_TOPICS.get(spec, Path(spec))
-    if spec != "-" and not path.is_file():
-        raise InputError(f"{path}: topics file not found (or use biogen2024, biogen2025, pubmedqa)")
-    data = jsonfile.load(path)
-    fmt: RunFormat = "biogen2025" if isinstance(data, list) else "biogen2024"
-    rows = data.get("topics") if isinstance(data, dict) else data
-    if not isinstance(rows, list) or not rows:
-        raise InputError(f"{path}: field 'topics': expected a non-empty list of {{id, question}} objects")
-    topics, seen = [], set()
-    for i, row in enumerate(rows):
-        tid = row.get("id", row.get("topic_id")) if isinstance(row, dict) else None
-        if tid is None or isinstance(tid, bool) or not str(tid).strip():
-            raise InputError(f"{path}: topics[{i}]: field 'id': missing")
-        question = row.get("question")
-        if not isinstance(question, str) or not question.strip():
-            raise InputError(f"{path}: topics[{i}] (id {tid}): field 'question': missing or empty")
-        if str(tid) in seen:
-            raise InputError(f"{path}: topics[{i}]: field 'id': {tid} appears twice")
-        seen.add(str(tid))
-        topics.append(Topic(topic_id=str(tid), question=question.strip()))
-    name = spec if spec in BUILTIN_TOPICS else str(path)
-    return TopicSet(name=name, format=fmt, topics=topics)
-
-
-def _pubmedqa(path: Path) -> TopicSet:
-    data = json.loads(path.read_text())
-    topics = [Topic(topic_id=str(pmid), question=row["question"]) for pmid, row in data.items()]
-    return TopicSet(name="pubmedqa", format="biogen2024", topics=topics)
-
-
-def pubmedqa_long_answers(path: Path | None = None) -> dict[str, str]:
-    data = json.loads((path or BUILTIN_TOPICS["pubmedqa"]).read_text())
-    return {str(pmid): row["long_answer"] for pmid, row in data.items()}
+__all__ = [
+    "BUILTIN_TOPICS",
+    "FORMATS",
+    "HEADER_FIELDS",
+    "LIMITS",
+    "Limits",
+    "Problem",
+    "RunFormat",
+    "Topic",
+    "TopicSet",
+    "build_run",
+    "load_topics",
+    "result_2024",
+    "result_2025",
+    "validate_run",
+]
 
 
 # --- writers ----------------------------------------------------------------------------------------
@@ -116,52 +74,47 @@ def _sentence_2024(text: str, pmids: list[str]) -> str:
     text = " ".join(text.translate(_BRACKETS).split())
     match = _FINAL.search(text)
     body, stop = (text[: match.start()], match.group(1)) if match else (text.rstrip(",;: "), ".")
-    return f"{body} [{', '.join(pmids)}]{stop}" if pmids else f"{body}{stop}"
+    return f"{body} {format_citation(pmids)}{stop}" if pmids else f"{body}{stop}"
 
 
-def _cited(answer: Answer, limit: int) -> list[tuple[str, list[str]]]:
-    out = []
-    for sentence in answer.sentences:
-        pmids = list(dict.fromkeys(c.pmid for c in sentence.citations))[:limit]
-        out.append((sentence.text, pmids))
-    return out
+def _cited(answer: Answer | None, limit: int) -> list[tuple[str, list[str]]]:
+    if answer is None or answer.abstained:  # abstained or failed: an empty answer
+        return []
+    return [(s.text, list(dict.fromkeys(c.pmid for c in s.citations))[:limit]) for s in answer.sentences]
 
 
-def result_2024(topic_id: str, answer: Answer | None) -> dict[str, Any]:
-    """One `results` entry; an abstained or failed topic is an empty answer. Trailing sentences are dropped
-    if the official reading of the text would break a limit (the agent's limits make this rare)."""
-    sentences = (
-        [] if answer is None or answer.abstained else _cited(answer, LIMITS["biogen2024"].max_citations)
-    )
+def result_2024(topic_id: str, answer: Answer | None) -> Result2024:
+    """Trailing sentences are dropped if the official reading of the text would break a limit (the agent's
+    limits make this rare)."""
+    sentences = _cited(answer, LIMITS["biogen2024"].max_citations)
     while True:
         text = " ".join(_sentence_2024(t, p) for t, p in sentences)
         refs = list(dict.fromkeys(p for _, ps in sentences for p in ps))
-        entry = {"topic_id": topic_id, "answer": text, "references": refs}
-        if not sentences or not _answer_problems_2024(entry):
-            return entry
+        if not sentences or not _errors(_answer_problems_2024(text, refs)):
+            return Result2024(topic_id=topic_id, answer=text, references=refs)
         sentences = sentences[:-1]
 
 
-def result_2025(topic_id: str, answer: Answer | None) -> dict[str, Any]:
-    sentences = (
-        [] if answer is None or answer.abstained else _cited(answer, LIMITS["biogen2025"].max_citations)
-    )
-    texts = [" ".join(t.split()) for t, _ in sentences]
-    while texts and _words(" ".join(texts)) > LIMITS["biogen2025"].max_words:
-        texts.pop()
-    responses = [{"text": t, "citations": p} for t, (_, p) in zip(texts, sentences, strict=False)]
-    return {"topic_id": topic_id, "responses": responses}
+def result_2025(topic_id: str, answer: Answer | None) -> Result2025:
+    sentences = _cited(answer, LIMITS["biogen2025"].max_citations)
+    responses = [Response2025(text=" ".join(t.split()), citations=p) for t, p in sentences]
+    while responses and _words(" ".join(r.text for r in responses)) > LIMITS["biogen2025"].max_words:
+        responses.pop()
+    return Result2025(topic_id=topic_id, responses=responses)
 
 
 def build_run(fmt: str, header: dict[str, str], results: list[tuple[str, Answer | None]]) -> dict[str, Any]:
+    """The run file's JSON value, built through the format's model."""
     make = result_2024 if fmt == "biogen2024" else result_2025
-    return {**{k: header[k] for k in HEADER_FIELDS}, "results": [make(t, a) for t, a in results]}
+    entries = [make(t, a) for t, a in results]
+    run = RUN_MODELS[fmt].model_validate({**{k: header[k] for k in HEADER_FIELDS}, "results": entries})
+    return run.model_dump(mode="json")
 
 
 # --- validator --------------------------------------------------------------------------------------
 
+Severity = Literal["error", "warning"]
 _BRACKET_RUN = re.compile(r"\[([^\[\]]*)\]")
-_PMID = re.compile(r"^\d{1,9}$")
 _WORD = re.compile(r"\S*\w\S*")  # a lone punctuation mark is not a word
 _AFTER_STOP = re.compile(r"[.!?][\"')]*\s*\[[^\]]*\]")
 
@@ -170,7 +123,7 @@ class Problem(BaseModel):
     line: int
     where: str
     message: str
-    severity: Literal["error", "warning"] = "error"
+    severity: Severity = "error"
 
     def render(self, path: Path | str) -> str:
         tag = "" if self.severity == "error" else "warning: "
@@ -182,46 +135,66 @@ def _words(text: str) -> int:
 
 
 def _split(text: str) -> list[str]:
-    from biocite.sentences import split_text
-
     return split_text(text)
 
 
-def _answer_problems_2024(entry: dict[str, Any]) -> list[str]:
-    """What the official reader would reject or silently change in one 2024 results entry."""
-    text, refs = entry["answer"], entry["references"]
-    problems = []
+def _errors(problems: list[tuple[str, Severity]]) -> list[str]:
+    return [message for message, severity in problems if severity == "error"]
+
+
+def _answer_problems_2024(text: str, refs: list[str]) -> list[tuple[str, Severity]]:
+    """What the official reader would reject or silently change in one 2024 answer, with severities.
+    Citations are read with the evaluator's grammar; non-official spellings of them are warnings."""
+    problems: list[tuple[str, Severity]] = []
     limits = LIMITS["biogen2024"]
     if (n := _words(text)) > limits.max_words:
-        problems.append(f"answer: {n} words without citations; at most {limits.max_words}")
+        problems.append((f"answer: {n} words without citations; at most {limits.max_words}", "error"))
     sentences = _split(text) if text.strip() else []
     if limits.max_sentences and len(sentences) > limits.max_sentences:
-        problems.append(f"answer: {len(sentences)} sentences; at most {limits.max_sentences}")
+        problems.append((f"answer: {len(sentences)} sentences; at most {limits.max_sentences}", "error"))
     if _AFTER_STOP.search(text):
         problems.append(
-            "answer: a [citation] after the sentence's final punctuation is discarded by the official reader"
+            (
+                "answer: a [citation] after the sentence's final punctuation is discarded by the official reader",
+                "error",
+            )
         )
     cited: list[str] = []
     for i, sentence in enumerate(sentences, 1):
-        for group in _BRACKET_RUN.findall(sentence):
-            pmids = [p.strip() for p in group.split(",")]
-            bad = [p for p in pmids if not _PMID.match(p)]
-            if bad:
-                problems.append(f"answer sentence {i}: [{group}] is not a comma-separated list of PMIDs")
-                continue
-            if len(pmids) > limits.max_citations:
-                problems.append(
-                    f"answer sentence {i}: {len(pmids)} PMIDs in one citation; at most {limits.max_citations}"
-                )
-            cited.extend(pmids)
+        for marker in _BRACKET_RUN.finditer(sentence):
+            problems.extend(_marker_problems(i, marker.group(0), limits.max_citations))
+            cited.extend(marker_pmids(marker.group(0)) or [])
     if text.count("[") != text.count("]"):
-        problems.append("answer: unbalanced square brackets")
+        problems.append(("answer: unbalanced square brackets", "error"))
     missing = [p for p in dict.fromkeys(cited) if p not in refs]
     if missing:
-        problems.append(f"answer cites {', '.join(missing)} which 'references' does not list")
+        problems.append((f"answer cites {', '.join(missing)} which 'references' does not list", "error"))
     uncited = [r for r in refs if r not in cited]
     if uncited:
-        problems.append(f"references: {', '.join(map(str, uncited))} never cited in the answer")
+        problems.append((f"references: {', '.join(map(str, uncited))} never cited in the answer", "error"))
+    return problems
+
+
+def _marker_problems(sentence: int, marker: str, max_citations: int) -> list[tuple[str, Severity]]:
+    pmids = marker_pmids(marker)
+    if pmids is None:
+        return [(f"answer sentence {sentence}: {marker} is not a comma-separated list of PMIDs", "error")]
+    problems: list[tuple[str, Severity]] = []
+    if not is_official(marker):
+        official = format_citation(pmids)
+        problems.append(
+            (
+                f"answer sentence {sentence}: write {marker} as {official} (plain PMIDs, comma-separated)",
+                "warning",
+            )
+        )
+    if len(pmids) > max_citations:
+        problems.append(
+            (
+                f"answer sentence {sentence}: {len(pmids)} PMIDs in one citation; at most {max_citations}",
+                "error",
+            )
+        )
     return problems
 
 
@@ -270,8 +243,38 @@ class _Lines:
         return match.end() if match else pos + 1
 
 
+_FIELD_MESSAGES = {
+    **{field: f"'{field}' missing or not a string" for field in HEADER_FIELDS},
+    "results": "'results' missing or not a list",
+    "topic_id": "'topic_id' missing or not a string",
+    "answer": "'answer' missing or not a string",
+    "references": "'references' missing or not a list of strings",
+    "responses": "'responses' missing or not a list",
+    "citations": "'citations' must be a list of PMID strings",
+}
+_RESPONSE = "expected an object with 'text' (string) and 'citations' (list of PMIDs)"
+
+
+def _structure_problem(error: Any) -> tuple[tuple[Any, ...], str]:
+    """(where, message) of one validation error of the run model, in the validator's words."""
+    loc = tuple(error["loc"])
+    if error["type"] == "extra_forbidden":
+        return loc, f"unexpected field '{loc[-1]}'"
+    at = max(i for i, part in enumerate(loc) if isinstance(part, str))  # the innermost field
+    field, inside = loc[at], len(loc) > at + 1  # inside: the error is about one item of a list field
+    if field == "references" and error["type"] == "string_pattern_mismatch":
+        return loc, f"'{error['input']}' is not a PMID"
+    if field == "text" or (field == "responses" and inside):
+        return loc[: at if field == "text" else at + 2], _RESPONSE
+    if field == "results" and inside:
+        return loc[: at + 2], "expected an object"
+    where = loc[: at + 1]
+    return (where[:-1] if error["type"] == "missing" else where), _FIELD_MESSAGES[field]
+
+
 def validate_run(path: Path, topics: list[str] | None = None) -> tuple[str | None, list[Problem]]:
-    """(format, problems) of a BioGen 2024/2025 run file; `topics`: ids the run must answer, if given."""
+    """(format, problems) of a BioGen 2024/2025 run file; `topics`: ids the run must answer, if given.
+    Structure is checked by the format's model (`biocite.runformats`); limits and citations after it."""
     path = Path(path)
     if str(path) != "-" and not path.is_file():
         return None, [Problem(line=1, where="file", message="not found")]
@@ -284,48 +287,47 @@ def validate_run(path: Path, topics: list[str] | None = None) -> tuple[str | Non
     lines = _Lines(text)
     problems: list[Problem] = []
 
-    def add(where: tuple[Any, ...], message: str, severity: Literal["error", "warning"] = "error") -> None:
+    def add(where: tuple[Any, ...], message: str, severity: Severity = "error") -> None:
         label = "".join(
             f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(where)
         )
-        problems.append(
-            Problem(line=lines.line(*where), where=label or "run", message=message, severity=severity)
-        )
+        problem = Problem(line=lines.line(*where), where=label or "run", message=message, severity=severity)
+        if problem not in problems:
+            problems.append(problem)
 
     if not isinstance(data, dict):
         add((), "expected an object with team_id, run_name, contact_email, results")
         return None, problems
+    results = data.get("results")
+    fmt: RunFormat = (
+        "biogen2025"
+        if isinstance(results, list) and any(isinstance(r, dict) and "responses" in r for r in results)
+        else "biogen2024"
+    )
+    try:
+        RUN_MODELS[fmt].model_validate(data)
+    except ValidationError as exc:
+        for error in exc.errors():
+            add(*_structure_problem(error))
     for field in HEADER_FIELDS:
         value = data.get(field)
-        if not isinstance(value, str):
-            add((field,) if field in data else (), f"'{field}' missing or not a string")
-        elif not value.strip():
+        if isinstance(value, str) and not value.strip():
             add((field,), f"'{field}' is empty; set it before submitting", "warning")
-    for field in data:
-        if field not in (*HEADER_FIELDS, "results"):
-            add((field,), f"unexpected field '{field}'")
-    results = data.get("results")
     if not isinstance(results, list):
-        add(("results",) if "results" in data else (), "'results' missing or not a list")
         return None, problems
-    fmt: RunFormat = (
-        "biogen2025" if any(isinstance(r, dict) and "responses" in r for r in results) else "biogen2024"
-    )
     seen: set[str] = set()
     for i, entry in enumerate(results):
-        at = ("results", i)
-        if not isinstance(entry, dict):
-            add(at, "expected an object")
-            continue
-        tid = entry.get("topic_id")
-        if not isinstance(tid, str) or not tid.strip():
-            add((*at, "topic_id") if "topic_id" in entry else at, "'topic_id' missing or not a string")
-        elif tid in seen:
-            add((*at, "topic_id"), f"topic {tid} appears twice")
+        try:
+            result = RESULT_MODELS[fmt].model_validate(entry)
+        except ValidationError:
+            continue  # reported above
+        if result.topic_id in seen:
+            add(("results", i, "topic_id"), f"topic {result.topic_id} appears twice")
+        seen.add(result.topic_id)
+        if isinstance(result, Result2024):
+            _check_2024(result, ("results", i), add)
         else:
-            seen.add(tid)
-        check = _check_2024 if fmt == "biogen2024" else _check_2025
-        check(entry, at, add)
+            _check_2025(result, ("results", i), add)
     if topics is not None:
         missing = [t for t in topics if t not in seen]
         if missing:
@@ -336,63 +338,29 @@ def validate_run(path: Path, topics: list[str] | None = None) -> tuple[str | Non
     return fmt, problems
 
 
-def _check_2024(entry: dict[str, Any], at: tuple[Any, ...], add: Any) -> None:
-    for field in entry:
-        if field not in ("topic_id", "answer", "references"):
-            add((*at, field), f"unexpected field '{field}'")
-    answer, refs = entry.get("answer"), entry.get("references")
-    if not isinstance(answer, str):
-        add((*at, "answer") if "answer" in entry else at, "'answer' missing or not a string")
-        return
-    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
-        add(
-            (*at, "references") if "references" in entry else at,
-            "'references' missing or not a list of strings",
-        )
-        return
+def _check_2024(result: Result2024, at: tuple[Any, ...], add: Any) -> None:
+    refs = result.references
     for j, ref in enumerate(refs):
-        if not _PMID.match(ref):
-            add((*at, "references", j), f"'{ref}' is not a PMID")
-        elif ref in refs[:j]:
+        if ref in refs[:j]:
             add((*at, "references", j), f"PMID {ref} listed twice")
-    for message in _answer_problems_2024({"answer": answer, "references": refs}):
+    for message, severity in _answer_problems_2024(result.answer, refs):
         field = "references" if message.startswith("references") else "answer"
-        add((*at, field), message)
+        add((*at, field), message, severity)
 
 
-def _check_2025(entry: dict[str, Any], at: tuple[Any, ...], add: Any) -> None:
-    for field in entry:
-        if field not in ("topic_id", "responses"):
-            add((*at, field), f"unexpected field '{field}'")
-    responses = entry.get("responses")
-    if not isinstance(responses, list):
-        add((*at, "responses") if "responses" in entry else at, "'responses' missing or not a list")
-        return
-    words = 0
-    for j, response in enumerate(responses):
+def _check_2025(result: Result2025, at: tuple[Any, ...], add: Any) -> None:
+    limits = LIMITS["biogen2025"]
+    for j, response in enumerate(result.responses):
         where = (*at, "responses", j)
-        if not isinstance(response, dict) or not isinstance(response.get("text"), str):
-            add(where, "expected an object with 'text' (string) and 'citations' (list of PMIDs)")
-            continue
-        if not response["text"].strip():
+        if not response.text.strip():
             add((*where, "text"), "empty sentence")
-        words += _words(response["text"])
-        cites = response.get("citations")
-        if not isinstance(cites, list) or not all(isinstance(c, str) and _PMID.match(c) for c in cites):
-            add(
-                (*where, "citations") if "citations" in response else where,
-                "'citations' must be a list of PMID strings",
-            )
-            continue
-        if len(cites) > LIMITS["biogen2025"].max_citations:
+        if len(response.citations) > limits.max_citations:
             add(
                 (*where, "citations"),
-                f"{len(cites)} PMIDs; at most {LIMITS['biogen2025'].max_citations} per sentence",
+                f"{len(response.citations)} PMIDs; at most {limits.max_citations} per sentence",
             )
-        if len(set(cites)) != len(cites):
+        if len(set(response.citations)) != len(response.citations):
             add((*where, "citations"), "a PMID is cited twice")
-        for field in response:
-            if field not in ("text", "citations"):
-                add((*where, field), f"unexpected field '{field}'")
-    if words > LIMITS["biogen2025"].max_words:
-        add((*at, "responses"), f"{words} words; at most {LIMITS['biogen2025'].max_words}")
+    words = sum(_words(r.text) for r in result.responses)
+    if words > limits.max_words:
+        add((*at, "responses"), f"{words} words; at most {limits.max_words}")

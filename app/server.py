@@ -17,6 +17,8 @@ answers never run at once). Search and documents need no LLM and run beside it i
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import json
 import logging
 import math
@@ -29,22 +31,32 @@ from collections import OrderedDict, deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from starlette.types import Receive, Scope, Send
 
-from biocite.app.check import CheckRequest, CheckResult
+from biocite.agent.checks import check_question
+from biocite.agent.graph import Agent, make_checkpointer
+from biocite.app.check import CheckRequest, CheckResult, check_requests
+from biocite.app.evaluation import build_evaluator
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
 from biocite.evaluator.evaluate import QuestionResult
+from biocite.evaluator.runs import RunEntry
+from biocite.evaluator.sources import StoreSource
+from biocite.index.hybrid import open_retriever
 from biocite.records import Answer, SearchHit, check_pmid
 from biocite.settings import Settings
+from biocite.support import SupportModel
 
 log = logging.getLogger("biocite.app.server")
 T = TypeVar("T")
@@ -291,9 +303,6 @@ def trim_heap() -> None:
     leave the server's RSS growing by megabytes per answer (bench/load_api.py measured it)."""
     global _LIBC
     if _LIBC is None:
-        import ctypes
-        import ctypes.util
-
         try:
             _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
             _LIBC.malloc_trim  # noqa: B018 - absent outside glibc
@@ -365,9 +374,6 @@ class Service:
     def agent(self) -> Any:
         with self._lock:
             if self._agent is None:
-                from biocite.agent.graph import Agent, make_checkpointer
-                from biocite.index.hybrid import open_retriever
-
                 self._agent = Agent(
                     self.settings, retriever=open_retriever(self.settings), checkpointer=make_checkpointer()
                 )
@@ -377,8 +383,6 @@ class Service:
         self.agent().retriever.search("warm up the index", k=1)
 
     def check_question(self, question: str) -> str:
-        from biocite.agent.checks import check_question
-
         return check_question(question, self.settings.agent.max_question_chars)
 
     # --- answers
@@ -431,15 +435,10 @@ class Service:
     # --- evaluation
 
     def evaluate_sync(self, body: EvaluateRequest, question: str) -> QuestionResult:
-        from biocite.evaluator.runs import RunEntry
-
         metrics = tuple(body.metrics or EVAL_METRICS)
         evaluator = self._evaluators.get(metrics)
         if evaluator is None:
-            from biocite.app.evaluation import build_evaluator
-            from biocite.evaluator.sources import StoreSource
-
-            source = StoreSource(self.agent().retriever.index.docs)
+            source = StoreSource(self.agent().retriever.documents)
             evaluator, _ = build_evaluator(self.settings, list(metrics), source=source)
             self._evaluators[metrics] = evaluator
         try:
@@ -463,7 +462,7 @@ class Service:
         return self.agent().retriever.search(q, k=k)
 
     def documents(self, pmids: list[str]) -> list[DocumentView]:
-        store = self.agent().retriever.index.docs
+        store = self.agent().retriever.documents
         found = store.get_many(pmids)
         views = []
         for pmid in pmids:
@@ -481,15 +480,12 @@ class Service:
         return views
 
     def check(self, body: CheckRequest) -> CheckResult:
-        from biocite.app.check import check_requests
-        from biocite.support import SupportModel
-
         with self._lock:
             if self._support is None:
                 self._support = SupportModel.load(self.settings)
         fetch = None
         if body.pmids:
-            store = self.agent().retriever.index.docs
+            store = self.agent().retriever.documents
             fetch = lambda pmids: store.get_many(list(pmids))  # noqa: E731
         return check_requests(self._support, [body], fetch, ["request"])[0]
 
@@ -515,7 +511,16 @@ def event_payload(event: Event) -> tuple[str, Any]:
 
 class EventStream(StreamingResponse):
     """text/event-stream that watches for the client leaving whatever the ASGI server's spec version, and
-    always runs `on_close` (stop the agent run, free the queue place), even if streaming never started."""
+    always runs `on_close` (stop the agent run, free the queue place), even if streaming never started.
+
+    Kept hand-written rather than FastAPI's `fastapi.sse.EventSourceResponse` (issue 15, checked against
+    FastAPI 0.165): that streams a generator endpoint through Starlette's StreamingResponse, which listens
+    for `http.disconnect` only under ASGI spec < 2.4; under 2.4 it learns of a departed client from the next
+    failed write, so a queued stream (silent for HEARTBEAT_S = 15 s) would keep its queue place that long
+    (tests/integration/test_server.py::test_queue_429_and_disconnects_free_their_place wants it freed at
+    once). Its generator also starts only after the 200 status line, so the 429 would have to move into a
+    dependency, and it adds its own ": ping" comments beside ours. sse-starlette would watch disconnects
+    but is one more dependency for these 25 lines."""
 
     media_type = "text/event-stream"
 
@@ -638,8 +643,6 @@ def create_app(settings: Settings, *, agent: Any | None = None) -> FastAPI:
     )
     app.state.service = service
     if settings.server.cors_origins:
-        from fastapi.middleware.cors import CORSMiddleware
-
         app.add_middleware(
             CORSMiddleware, allow_origins=settings.server.cors_origins, allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type"],
@@ -792,15 +795,11 @@ def create_app(settings: Settings, *, agent: Any | None = None) -> FastAPI:
 
     app.include_router(v1)
     if WEB_DIR.is_dir():
-        from fastapi.staticfiles import StaticFiles
-
         app.mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web")  # last: /v1 and /healthz win
     return app
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("biocite")
     except PackageNotFoundError:

@@ -41,11 +41,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from biocite.agent.findings import PUBMEDQA, overlaps_long_answer  # noqa: E402
+from biocite.agent.findings import overlaps_long_answer  # noqa: E402
 from biocite.agent.graph import Agent  # noqa: E402
 from biocite.agent.synthesis import audit  # noqa: E402
 from biocite.index.hybrid import open_retriever  # noqa: E402
-from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
+from biocite.pubmedqa import load_questions, long_answers, read_items, split_questions  # noqa: E402
 from biocite.records import Answer  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
@@ -58,7 +58,7 @@ _STATISTIC = re.compile(
 
 def unanswerable(agent: Agent) -> list[str]:
     """Both unanswerable sets, each absent term re-checked against the index."""
-    store = agent.retriever.index.docs
+    store = agent.retriever.documents
     texts = [d.text.casefold() for d in store.get_many(store.pmids()).values()]
     out = []
     for name in ("agent_unanswerable.json", "agent_unanswerable_swapped.json"):
@@ -77,7 +77,7 @@ def part_of(agent: Agent, answer: Answer, long_answers: dict[str, str]) -> tuple
         return None
     citation = findings[0].citations[0]
     evidence = citation.evidence[0]
-    doc = agent.retriever.index.docs.get(citation.pmid)
+    doc = agent.retriever.documents.get(citation.pmid)
     label = ""
     if doc is not None:
         label = next((x.label or "" for x in doc.sections if x.start <= evidence.span.start < x.end), "")
@@ -104,8 +104,7 @@ def f1_macro(gold: list[str], predicted: list[str], labels: list[str]) -> float:
 def evaluate(
     agent: Agent, mode: str, items: list[tuple[str, str]], gold: dict[str, str]
 ) -> tuple[dict, list]:
-    raw = json.loads(PUBMEDQA.read_text())
-    long_answers = {p: v["long_answer"] for p, v in raw.items()}
+    conclusions = long_answers()
     results = []
     for i, (pmid, question) in enumerate(items, 1):
         start = time.perf_counter()
@@ -121,7 +120,7 @@ def evaluate(
     answers = [a for _, a, _ in results]
     predicted = [{"mixed": "maybe"}.get(a.verdict or "", a.verdict or "none") for a in answers]
     golds = [gold[p] for p, _, _ in results]
-    parts = [part_of(agent, a, long_answers) for a in answers if not a.abstained]
+    parts = [part_of(agent, a, conclusions) for a in answers if not a.abstained]
     parts = [p for p in parts if p is not None]
     yes_no = [a for a in answers if a.question_type == "yes/no" and not a.abstained]
     majority = max(set(golds), key=golds.count)
@@ -177,8 +176,7 @@ def main() -> None:
     agent.ask("Does aspirin reduce the risk of myocardial infarction?", mode="extractive")  # warm-up
     print(f"load + warm-up (models trained if missing): {time.perf_counter() - start:.1f} s")
     print(f"overrides: {args.overrides}; load average {os.getloadavg()[0]:.2f}")
-    raw = json.loads(PUBMEDQA.read_text())
-    gold = {p: v["final_decision"] for p, v in raw.items()}
+    gold = {item.pmid: item.final_decision for item in read_items()}
     _, held_out = split_questions(load_questions())
     unanswerable_questions = unanswerable(agent)
     summary: dict = {"overrides": args.overrides, "figures": {}, "records": {}}

@@ -30,6 +30,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from biocite.agent.graph import Agent  # noqa: E402
 from biocite.index.hybrid import open_retriever  # noqa: E402
+from biocite.pubmedqa import read_items  # noqa: E402
 from biocite.records import Answer  # noqa: E402
 from biocite.settings import Settings, load_settings  # noqa: E402
 
@@ -43,14 +44,13 @@ def pubmedqa_questions(settings: Settings, n: int) -> list[tuple[str, str]]:
 
         return [(q.pmid, q.question) for q in validation_questions(settings)[:n]]
     except ImportError:
-        data = json.loads((Path(__file__).parent.parent / "data/pubmedqa/dev_questions.json").read_text())
-        return [(pmid, item["question"]) for pmid, item in list(data.items())[-n:]]
+        return [(item.pmid, item.question) for item in read_items()[-n:]]
 
 
 def unanswerable_questions(agent: Agent) -> list[str]:
     """The written questions, re-checked: none of their absent terms may occur in the indexed documents."""
     spec = json.loads(UNANSWERABLE.read_text())["questions"]
-    store = agent.retriever.index.docs
+    store = agent.retriever.documents
     texts = [d.text.lower() for d in store.get_many(store.pmids()).values()]
     out = []
     for item in spec:

@@ -46,8 +46,8 @@ def cv_choice(x: np.ndarray, y: np.ndarray, grid: list[float], fit, metric) -> t
     for c in grid:
         values = []
         for a, b in folds.split(x, y):
-            scaler, model = fit(x[a], y[a], c)
-            values.append(metric(y[b], model.predict(scaler.transform(x[b]))))
+            model = fit(x[a], y[a], c)  # a biocite.heads.LinearModel
+            values.append(metric(y[b], model.predict(x[b])))
         scores[c] = round(float(np.mean(values)), 4)
     return max(scores, key=lambda c: scores[c]), scores
 

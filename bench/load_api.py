@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import socket
 import subprocess
@@ -25,6 +24,8 @@ from pathlib import Path
 
 import httpx
 import psutil
+
+from biocite.pubmedqa import read_items
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_INDEX = "/tmp/lead/index_default"
@@ -116,9 +117,7 @@ async def sample_rss(proc: psutil.Process, out: list[tuple[float, float]], stop:
 async def run_load(
     base: str, pid: int, clients: int, seconds: float, max_backoff: float, only: str | None
 ) -> dict:
-    questions = [
-        q["question"] for q in json.loads((REPO / "data/pubmedqa/dev_questions.json").read_text()).values()
-    ]
+    questions = [item.question for item in read_items()]
     results, rss, stop = Results(), [], asyncio.Event()
     limits = httpx.Limits(max_connections=clients + 5, max_keepalive_connections=clients + 5)
     async with httpx.AsyncClient(base_url=base, timeout=300, limits=limits) as http:

@@ -6,7 +6,7 @@ The default index (`--source-index`, the 5,666 shipped abstracts with their Mini
 re-derived with `index.engine=milvus` through `build_index` (the product path: no document is parsed or
 embedded again, the Milvus collection is filled from the stored tokens and vectors). Both indexes then
 answer the PubMedQA VALIDATION questions (200, held out, split by question with index/rerank.py's fixed
-seed) through `Retriever.search(stage="hybrid", k=10)`; printed: recall@10 of the source abstract on each,
+seed) through `HybridRetriever.search(stage="hybrid", k=10)`; printed: recall@10 of the source abstract on each,
 the difference, and the median latency (milvus-lite is embedded and slow at BM25; a Milvus server is the
 production engine).
 """
@@ -28,10 +28,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 def evaluate(settings, limit: int) -> tuple[float, float, int]:
     from biocite.index.build import open_index
-    from biocite.index.hybrid import Retriever
+    from biocite.index.hybrid import HybridRetriever
     from biocite.index.rerank import validation_questions
 
-    retriever = Retriever(open_index(settings), settings)
+    retriever = HybridRetriever(open_index(settings), settings)
     questions = validation_questions(settings)[:limit]
     found, times = 0, []
     for q in questions:

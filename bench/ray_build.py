@@ -47,7 +47,7 @@ def main() -> int:
     ray_s = build(corpus, args.out / "ray", home, "--ray", "auto", "--set", "index.ray_workers=2")
 
     from biocite.index.build import open_index
-    from biocite.index.hybrid import Retriever
+    from biocite.index.hybrid import HybridRetriever
     from biocite.index.store import DocStore
     from biocite.settings import load_settings
 
@@ -64,7 +64,7 @@ def main() -> int:
         settings = load_settings(
             "default", [f"index.dir={args.out / name}", f"home={home}", "index.reranker=none"]
         )
-        retriever = Retriever(open_index(settings), settings)
+        retriever = HybridRetriever(open_index(settings), settings)
         tops.append([[h.pmid for h in retriever.search(q, k=10, stage="hybrid")] for q in queries])
     same_top = sum(x == y for x, y in zip(tops[0], tops[1], strict=True))
     print(f"# index build, {args.docs:,} synthetic abstracts ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "

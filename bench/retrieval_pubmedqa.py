@@ -65,7 +65,7 @@ def head_scores(
     out = []
     for q, ranked in zip(questions, fused, strict=True):
         order = [p for p, _ in ranked]
-        docs = retriever.index.docs.get_many(order[:rerank_k])
+        docs = retriever.documents.get_many(order[:rerank_k])
         out.append(rerank_order(reranker, q.question, order, docs, rerank_k)[1])
     return out
 
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     validation = validation_questions(settings)
     if args.limit:
         validation = validation[: args.limit]
-    print(f"index {settings.index_dir}: {len(retriever.index.docs)} abstracts; "
+    print(f"index {settings.index_dir}: {len(retriever.documents)} abstracts; "
           f"{len(validation)} validation questions")  # fmt: skip
     print(f"settings: bm25_k={cfg.bm25_k} dense_k={cfg.dense_k} fusion={cfg.fusion} rrf_k={cfg.rrf_k} "
           f"dense_weight={cfg.dense_weight} reranker={cfg.reranker} rerank_k={cfg.rerank_k}")  # fmt: skip
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
         started = time.perf_counter()
         reranked = []
         for q, order in zip(validation, fused, strict=True):
-            docs = retriever.index.docs.get_many(order[: cfg.rerank_k])
+            docs = retriever.documents.get_many(order[: cfg.rerank_k])
             reranked.append(rerank_order(reranker, q.question, order, docs, cfg.rerank_k)[0])
         seconds_rerank = time.perf_counter() - started
         rows[f"reranked ({reranker.name}, top {cfg.rerank_k})"] = metrics(validation, reranked)

@@ -16,9 +16,9 @@ Build. A real index folder (docs.sqlite, tantivy/, dense_ivfpq.faiss + dense_f16
 is written, timed per part; `biocite search --set index.bm25_backend=tantivy --set index.faiss_kind=ivfpq
 --set index.dir=OUT/index` serves it like any index.
 
-Serve (a fresh process). Opens it through `open_index` / `Retriever` (the product path), then runs the
+Serve (a fresh process). Opens it through `open_index` / `HybridRetriever` (the product path), then runs the
 PubMedQA VALIDATION questions (the 200-question held-out split of index/rerank.py, split by question,
-seed fixed; nothing was tuned on them here) through `Retriever.search(stage="hybrid", k=10)`:
+seed fixed; nothing was tuned on them here) through `HybridRetriever.search(stage="hybrid", k=10)`:
 recall@10 of the source abstract, latency median / p95, RSS. The same questions on the default engines
 over the 5,666-abstract source index are the reference measured in the same run.
 """
@@ -240,14 +240,14 @@ def serve(index_dir: Path, engines: list[str], limit: int) -> dict[str, float]:
     base = rss_mb()
     from biocite.embedder import Embedder
     from biocite.index.build import open_index
-    from biocite.index.hybrid import Retriever
+    from biocite.index.hybrid import HybridRetriever
     from biocite.index.rerank import validation_questions
 
     settings = settings_for(index_dir, engines)
     Embedder.from_settings(settings).encode(["warm up"])  # the model, counted apart from the index
     with_model = rss_mb()
     started = time.perf_counter()
-    retriever = Retriever(open_index(settings), settings)
+    retriever = HybridRetriever(open_index(settings), settings)
     _ = retriever.idf
     open_s = time.perf_counter() - started
     questions = validation_questions(settings)[:limit]
@@ -265,7 +265,7 @@ def serve(index_dir: Path, engines: list[str], limit: int) -> dict[str, float]:
     index_rss = rss_mb() - with_model  # before the exact-search check below reads every vector
     exact = exact_dense_recall(retriever, questions)
     return {
-        "documents": float(len(retriever.index.docs)),
+        "documents": float(len(retriever.documents)),
         "questions": float(len(questions)),
         "recall@10 hybrid": hits10 / len(questions),
         "recall@10 bm25 only": bm25_10 / len(questions),
@@ -284,7 +284,7 @@ def serve(index_dir: Path, engines: list[str], limit: int) -> dict[str, float]:
 def exact_dense_recall(retriever, questions) -> float:
     """Brute-force inner product over every vector: what the dense stage would find without the ANN."""
     dense = retriever.index.dense
-    queries = retriever.index.embedder.encode([q.question for q in questions])
+    queries = retriever.encoder.encode([q.question for q in questions])
     if hasattr(dense, "vectors"):  # IVF-PQ: the float16 file
         matrix, ids = dense.vectors, [str(i) for i in dense.ids]
     else:  # flat FAISS: its own vectors

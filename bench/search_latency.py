@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
         rows[label] = timed(lambda q: retriever.search(q, k=args.k), queries)
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"index {settings.index_dir}: {len(retriever.index.docs)} abstracts")
+    print(f"index {settings.index_dir}: {len(retriever.documents)} abstracts")
     print(f"{len(queries)} queries, k={args.k}")
     print(f"open retriever {open_s:.1f} s (+ IDF table {open_idf_s - open_s:.1f} s)")
     print()

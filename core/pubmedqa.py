@@ -1,5 +1,6 @@
-"""PubMedQA development questions (data/pubmedqa): the one loader, and the one split by question that
-the reranker, the answer models and the benchmarks share (sorted by PMID, seeded shuffle, 60/40)."""
+"""PubMedQA development questions (data/pubmedqa): the one reader of dev_questions.json, and the one split
+by question that the reranker, the answer models and the benchmarks share (sorted by PMID, seeded shuffle,
+60/40)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from biocite.errors import InputError
 from biocite.settings import DATA_DIR
@@ -23,8 +24,17 @@ class Question(BaseModel):
     question: str
 
 
-def load_questions(path: Path = PUBMEDQA_PATH) -> list[Question]:
-    """PubMedQA questions keyed by source PMID, sorted by PMID (the order the split is drawn from)."""
+class Item(BaseModel):
+    """One development question as the file holds it (strings unchanged)."""
+
+    pmid: str
+    question: str
+    long_answer: str = ""
+    final_decision: str = ""
+
+
+def read_items(path: Path = PUBMEDQA_PATH) -> list[Item]:
+    """Every question in file order (batch runs and their outputs follow this order)."""
     if not path.is_file():
         raise InputError(f"PubMedQA questions not found: {path}")
     try:
@@ -33,12 +43,27 @@ def load_questions(path: Path = PUBMEDQA_PATH) -> list[Question]:
         raise InputError(f"{path}: line {exc.lineno}: {exc.msg}") from None
     if not isinstance(raw, dict):
         raise InputError(f"{path}: expected an object keyed by PMID")
-    questions = []
-    for pmid, item in raw.items():
-        text = item.get("question") if isinstance(item, dict) else None
+    items = []
+    for pmid, row in raw.items():
+        text = row.get("question") if isinstance(row, dict) else None
         if not isinstance(text, str) or not text.strip():
             raise InputError(f"{path}: PMID {pmid}: missing field 'question'")
-        questions.append(Question(pmid=str(pmid), question=text.strip()))
+        try:
+            items.append(Item.model_validate({**row, "pmid": str(pmid)}))
+        except ValidationError as exc:
+            field = ".".join(map(str, exc.errors()[0]["loc"]))
+            raise InputError(f"{path}: PMID {pmid}: field '{field}': {exc.errors()[0]['msg']}") from None
+    return items
+
+
+def long_answers(path: Path = PUBMEDQA_PATH) -> dict[str, str]:
+    """The reference long answer of each question, by source PMID."""
+    return {item.pmid: item.long_answer for item in read_items(path)}
+
+
+def load_questions(path: Path = PUBMEDQA_PATH) -> list[Question]:
+    """PubMedQA questions keyed by source PMID, sorted by PMID (the order the split is drawn from)."""
+    questions = [Question(pmid=i.pmid, question=i.question.strip()) for i in read_items(path)]
     return sorted(questions, key=lambda q: q.pmid)
 
 

@@ -49,6 +49,10 @@ def _pmid_field(value: Any) -> Any:
 Pmid = Annotated[str, BeforeValidator(_pmid_field)]
 
 
+
+QuestionType = Literal["yes/no", "factoid", "list", "open"]
+Verdict = Literal["yes", "no", "mixed", "insufficient"]
+
 class Section(BaseModel):
     """A labelled part of a structured abstract (BACKGROUND, METHODS, ...)."""
 
@@ -90,7 +94,11 @@ class Sentence(BaseModel):
 
 
 class SearchHit(BaseModel):
-    """One retrieved abstract with the scores of each retrieval stage that saw it."""
+    """One retrieved abstract with the scores of each retrieval stage that saw it.
+
+    `document` and `sentences` carry the abstract itself to the agent (fetched once, at retrieval); they are
+    left out of serialised hits (JSON output, chat checkpoints), which stay as small as before.
+    """
 
     pmid: Pmid
     title: str
@@ -98,6 +106,8 @@ class SearchHit(BaseModel):
     rank: int
     stage_scores: dict[str, float] = Field(default_factory=dict)
     best_sentence: Sentence | None = None
+    document: Document | None = Field(default=None, exclude=True, repr=False)
+    sentences: list[Sentence] = Field(default_factory=list, exclude=True, repr=False)
 
     @property
     def display_title(self) -> str:
@@ -181,9 +191,9 @@ class Answer(BaseModel):
     abstained: bool = False
     abstain_reason: str | None = None
     mode: str = "generate"
-    question_type: Literal["yes/no", "factoid", "list", "open"] | None = None
+    question_type: QuestionType | None = None
     # yes/no questions: the bottom line and its probability from the trained verdict model (agent/verdict.py)
-    verdict: Literal["yes", "no", "mixed", "insufficient"] | None = None
+    verdict: Verdict | None = None
     verdict_probability: float | None = None
     not_covered: list[str] = Field(default_factory=list)  # key concepts of the question in no evidence
     trace: Trace = Field(default_factory=Trace)

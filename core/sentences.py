@@ -123,7 +123,6 @@ BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
 
 def split_text(text: str) -> list[str]:
     """Sentences of free text (pysbd, rule based); line breaks and bullets always end a sentence."""
-    import pysbd
 
     segmenter = pysbd.Segmenter(language="en", clean=False)
     out: list[str] = []

@@ -6,13 +6,14 @@ Precedence (highest first): dotted CLI overrides (`--set index.k1=1.2`), environ
 
 from __future__ import annotations
 
+import difflib
 import os
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -281,7 +282,6 @@ def _known_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
 
 def check_keys(nested: dict[str, Any], known: list[str], prefix: str = "", where: str = "") -> None:
     """Refuse an unknown setting key (instead of ignoring it), naming the closest valid key."""
-    import difflib
 
     for name, value in nested.items():
         key = f"{prefix}{name}"
@@ -307,7 +307,6 @@ def _check_preset(preset: str) -> None:
 
 def load_settings(preset: str | None = None, overrides: list[str] | None = None) -> Settings:
     """The settings for one run. Validation errors become one-line BiociteErrors."""
-    from pydantic import ValidationError
 
     kwargs = parse_overrides(overrides or [])
     check_keys(kwargs, _known_keys(Settings))

@@ -25,11 +25,35 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import Stemmer
 from pydantic import BaseModel, Field
 
+from biocite.embedder import Embedder
 from biocite.errors import InputError, ModelError
-from biocite.records import Span  # exact offsets into the evidence text given to check(): text[start:end]
+from biocite.heads import PairClassifier, macro_report
+from biocite.models import model_path
+from biocite.records import (
+    Document,
+    Span,  # exact offsets into the evidence text given to check(): text[start:end]
+)
+from biocite.sentences import sentence_spans as spans
 from biocite.settings import Settings, load_settings
+from biocite.support_data import (
+    HARD_LABEL,
+    STOPWORDS,
+    NearMiss,
+    balanced,
+    calibration_side,
+    citint_claims,
+    citint_pairs,
+    content_words,
+    copy_pairs,
+    fingerprint,
+    hard_cases,
+    kqa_pairs,
+    overlap,
+    pubmedqa_pairs,
+)
 
 SupportLabel = Literal["supports", "contradicts", "neutral", "not_relevant"]
 LABELS: list[SupportLabel] = ["supports", "contradicts", "neutral", "not_relevant"]
@@ -61,8 +85,6 @@ class SupportVerdict(BaseModel):
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Sentences of free text as (start, end) offsets (the index's splitter)."""
-    from biocite.records import Document
-    from biocite.sentences import sentence_spans as spans
 
     return spans(Document(pmid="1", abstract=text)) if text.strip() else []
 
@@ -72,15 +94,12 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 
 @lru_cache(maxsize=1)
 def _stemmer() -> Any:
-    import Stemmer
-
     return Stemmer.Stemmer("english")
 
 
 def phrases(claim: str, text: str, start: int, end: int) -> list[Span]:
     """Runs of words of evidence[start:end] that are content words of the claim (exact offsets); two
     matched words separated only by stopwords/punctuation join into one phrase."""
-    from biocite.support_data import STOPWORDS, content_words
 
     stem = _stemmer().stemWord
     wanted = {stem(w) for w in content_words(claim)}
@@ -182,8 +201,6 @@ def _number_missing(claim_q: list[tuple[float, str]], ev_q: list[tuple[float, st
 
 
 def _stems(text: str) -> list[str]:
-    from biocite.support_data import STOPWORDS
-
     stem = _stemmer().stemWord
     return [stem(w.lower()) for w in _TOKEN.findall(text) if w.lower() not in STOPWORDS and len(w) > 2]
 
@@ -256,8 +273,6 @@ def claim_features(claim: str, best: str, passage: str) -> list[float]:
     stems_seq = _stems(claim)
     best_stems, pass_stems = set(_stems(best)), set(_stems(passage))
     stem = _stemmer().stemWord
-    from biocite.support_data import STOPWORDS
-
     entities = {
         stem(w.lower())
         for i, w in enumerate(words)
@@ -304,8 +319,6 @@ def cheap_features(claim: str, passage: str, best: str | None = None) -> list[fl
     """Number agreement (share of the claim's numbers found in the passage; 1 when it has none), content-word
     recall of the claim in the passage, then the STACKED_FEATURES of `claim_features` vs the best-ranked
     sentences (`best`, default the passage) and the passage."""
-    from biocite.support_data import content_words
-
     nums = {v for v, _ in quantities(claim)}
     num_agree = len(nums & {v for v, _ in quantities(passage)}) / len(nums) if nums else 1.0
     words = content_words(claim)
@@ -325,8 +338,6 @@ def rank_features(claim: str, sentences: Sequence[str], probs: np.ndarray, cos: 
     """Per-sentence features of the evidence ranker (n_sentences x len(RANK_FEATURES)): the cross-encoder's
     probabilities, the bi-encoder cosine and the claim's word overlap (raw and as the gap to the passage's
     best)."""
-    from biocite.support_data import overlap
-
     n = len(sentences)
     if n == 0:
         return np.zeros((0, len(RANK_FEATURES)))
@@ -471,8 +482,6 @@ class SupportModel:
     def cosines(self, claims: Sequence[str], groups: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """cosine(claim, sentence) of the MiniLM bi-encoder for each claim's group of sentences."""
         if self._embedder is None:
-            from biocite.embedder import Embedder
-
             self._embedder = Embedder("minilm")
         texts = sorted({*claims, *(s for g in groups for s in g)})
         row = {t: i for i, t in enumerate(texts)}
@@ -512,8 +521,6 @@ class SupportModel:
 
     @classmethod
     def from_folder(cls, folder: Path, settings: Settings | None = None) -> SupportModel:
-        from biocite.heads import PairClassifier
-
         head = PairClassifier.load(folder)
         meta = head.meta
         if meta.get("kind") != ARTIFACT_KIND or meta.get("support_version") != ARTIFACT_VERSION:
@@ -530,8 +537,6 @@ class SupportModel:
     def _units(self, claim: str, evidence: str) -> list[tuple[int, int]]:
         spans = sentence_spans(evidence)
         if len(spans) > self.max_sentences:  # keep the sentences sharing most words with the claim
-            from biocite.support_data import overlap
-
             ranked = sorted(spans, key=lambda s: -overlap(claim, evidence[s[0] : s[1]]))
             spans = sorted(ranked[: self.max_sentences])
         return spans
@@ -595,8 +600,6 @@ class SupportModel:
 
 
 def backbone_path(settings: Settings, backbone: str | Path) -> Path:
-    from biocite.models import model_path
-
     return model_path(settings, backbone)
 
 
@@ -607,8 +610,6 @@ def _calibration_set(
     vs its cited abstract (its own label; kind "cited"), vs a random or a same-topic other abstract
     (not_relevant; "other"), verbatim/lead-cut copies ("copy") and TRAIN-template hard cases vs the cited
     abstract ("hard:<type>")."""
-    from biocite.support_data import HARD_LABEL, NearMiss, copy_pairs, hard_cases
-
     rng = random.Random(seed)
     near = NearMiss({str(k): v for k, v in corpus.items()})
     ids = sorted(corpus)
@@ -664,8 +665,6 @@ def _scored_rows(
     model: SupportModel, rows: Sequence[tuple[str, list[str], str, str]]
 ) -> tuple[list[list[str]], list[tuple[np.ndarray, np.ndarray]]]:
     """The sentences scored per row (at most max_sentences, most claim words first) and their scores."""
-    from biocite.support_data import overlap
-
     groups = [
         sorted(s, key=lambda x: -overlap(c, x))[: model.max_sentences] if len(s) > model.max_sentences else s
         for c, s, _, _ in rows
@@ -745,8 +744,6 @@ def fit_aggregator(
     half = Aggregator.fit(x[a], [y[i] for i in a], seed, c=AGGREGATOR_C, weight=w[a])
     pred = [LABELS[i] for i in half.predict_proba(x[b]).argmax(axis=1)]
     held = _slice_report([rows[i] for i in b], pred)
-    from biocite.heads import macro_report
-
     aggregator = Aggregator.fit(x, y, seed, c=AGGREGATOR_C, weight=w)
     aggregator.rank_weight, aggregator.ranker = weight, ranker
     aggregator.feature_names = [
@@ -777,18 +774,6 @@ def train_support(
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Fine-tune, fit the aggregator, score on the calibration slice, save. Returns the saved meta."""
-    from biocite.heads import PairClassifier
-    from biocite.support_data import (
-        balanced,
-        calibration_side,
-        citint_claims,
-        citint_pairs,
-        copy_pairs,
-        fingerprint,
-        hard_cases,
-        kqa_pairs,
-        pubmedqa_pairs,
-    )
 
     cfg = settings.support
     folder = folder or support_dir(settings)

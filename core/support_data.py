@@ -26,13 +26,17 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from rank_bm25 import BM25Okapi
 
+from biocite import pubmedqa
+from biocite.heads import data_fingerprint
+from biocite.kqa import load_nli_labels, split_of
+from biocite.sentences import split_text
 from biocite.settings import DATA_DIR
 from biocite.tokenize import tokenize, tokenize_many
 
 LABELS = ["supports", "contradicts", "neutral", "not_relevant"]
 CITINT_DIR = DATA_DIR / "citint"
-PUBMEDQA_FILE = DATA_DIR / "pubmedqa" / "dev_questions.json"
 CORPUS_FILE = DATA_DIR / "corpus" / "abstracts.jsonl"
 
 
@@ -144,8 +148,6 @@ class NearMiss:
     """BM25 over a set of abstracts: the most similar *other* abstract to a text (same topic, other study)."""
 
     def __init__(self, docs: dict[str, list[str]]) -> None:
-        from rank_bm25 import BM25Okapi
-
         self.ids = sorted(docs)
         self.docs = docs
         self.bm25 = BM25Okapi(list(tokenize_many(" ".join(docs[i]) for i in self.ids)))
@@ -185,9 +187,6 @@ def citint_pairs(claims: Sequence[CitClaim], corpus: dict[int, list[str]], seed:
 
 
 def kqa_pairs(seed: int, side: str = "train") -> list[Pair]:
-    from biocite.kqa import load_nli_labels, split_of
-    from biocite.sentences import split_text
-
     label_of = {"Entailment": "supports", "Contradiction": "contradicts", "Neutral": "neutral"}
     out = []
     for row in load_nli_labels():
@@ -215,15 +214,13 @@ def load_abstracts() -> dict[str, str]:
 
 
 def pubmedqa_pairs(seed: int, side: str = "train", test_fraction: float = 0.4) -> list[Pair]:
-    from biocite.sentences import split_text
-
-    questions = json.loads(PUBMEDQA_FILE.read_text())
+    questions = {item.pmid: item for item in pubmedqa.read_items()}
     abstracts = load_abstracts()
     contexts: dict[str, list[str]] = {}
     conclusions: dict[str, list[str]] = {}
     for pmid, q in questions.items():
         text = abstracts.get(str(pmid), "")
-        long_answer = q["long_answer"].strip()
+        long_answer = q.long_answer.strip()
         if not text or long_answer[:60] not in text:
             continue
         contexts[pmid] = split_text(text.replace(long_answer, " "))
@@ -232,7 +229,7 @@ def pubmedqa_pairs(seed: int, side: str = "train", test_fraction: float = 0.4) -
     out = []
     for pmid in sorted(conclusions):
         q = questions[pmid]
-        if (bucket(q["question"], seed) < test_fraction) != (side == "test") or not conclusions[pmid]:
+        if (bucket(q.question, seed) < test_fraction) != (side == "test") or not conclusions[pmid]:
             continue
         claim = conclusions[pmid][0]
         group = f"pubmedqa:{pmid}"
@@ -505,6 +502,4 @@ def balanced(pairs: Sequence[Pair], total: int, seed: int, primary_share: float 
 
 
 def fingerprint(pairs: Sequence[Pair]) -> str:
-    from biocite.heads import data_fingerprint
-
     return data_fingerprint(asdict(p) for p in pairs)

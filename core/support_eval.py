@@ -21,8 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from biocite.kqa import load_nli_labels, split_of
+from biocite.settings import load_settings
 from biocite.support import LABELS, SupportModel, train_support
-from biocite.support_data import HARD_LABEL, NearMiss, citint_claims, hard_cases
+from biocite.support_data import HARD_LABEL, NearMiss, citint_claims, hard_cases, overlap
 
 THREE = ["supports", "contradicts", "nei"]
 
@@ -41,7 +43,6 @@ def citint_figures(model: SupportModel, limit: int | None = None, other_limit: i
     rng = random.Random(13)
     near = NearMiss({str(k): v for k, v in corpus.items()})
     ids = sorted(corpus)
-    from biocite.support_data import overlap
 
     gold, pred, top1, top2 = [], [], [], []
     ref: dict[str, list[bool]] = {
@@ -124,8 +125,6 @@ def kqa_figures(model: SupportModel, seed: int = 13) -> dict[str, Any]:
     P(supports)(statement, answer); threshold fitted for F1 on the TRAIN questions, F1 on held-out ones."""
     from sklearn.metrics import f1_score
 
-    from biocite.kqa import load_nli_labels, split_of
-
     rows = load_nli_labels()
     scores = [v.probs["supports"] for v in model.check_many([(r.claim, r.answer) for r in rows])]
     side = [split_of(r.question, seed) for r in rows]
@@ -178,8 +177,6 @@ def all_figures(model: SupportModel, quick: bool = False) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from biocite.settings import load_settings
-
     ap = argparse.ArgumentParser(prog="python -m biocite.support_eval", description=__doc__.split("\n")[0])
     ap.add_argument("--train", action="store_true", help="fine-tune a fresh model first")
     ap.add_argument("--device", default="auto", help="training device: auto, cpu, cuda")

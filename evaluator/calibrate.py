@@ -28,6 +28,7 @@ from biocite.evaluator.nuggets import (
     match_component_of,
     mixture_to_dict,
 )
+from biocite.heads import data_fingerprint
 from biocite.kqa import KQAQuestion, NLILabel, load_nli_labels, load_questions, split_of
 
 F1_TOLERANCE = 0.005
@@ -146,8 +147,6 @@ def calibrate_nuggets(
     nli: Sequence[NLILabel] | None = None,
 ) -> MatchModel:
     import optuna
-
-    from biocite.heads import data_fingerprint
 
     questions = list(questions if questions is not None else load_questions())
     nli = list(nli if nli is not None else load_nli_labels())

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, Field
+from tqdm import tqdm
 
 from biocite.evaluator.judges import UNDETERMINED, Judge, JudgeCache
 from biocite.evaluator.nuggets import MatchModel, NuggetResult, clause_nuggets, score_nuggets
@@ -307,8 +308,6 @@ class Evaluator:
     # --- a whole run ----------------------------------------------------------------------------------
 
     def evaluate_run(self, run: Run, progress: bool = False) -> list[QuestionResult]:
-        from tqdm import tqdm
-
         return [self.evaluate_entry(e) for e in tqdm(run.entries, disable=not progress, desc="evaluate")]
 
 

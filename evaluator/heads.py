@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from biocite.evaluator.judges import SUPPORT_LABELS
-from biocite.heads import macro_report
+from biocite.heads import PairClassifier, data_fingerprint, macro_report
 from biocite.kqa import KQAQuestion, load_questions, split_of
 from biocite.settings import DATA_DIR
 
@@ -184,7 +184,6 @@ def train_head(
     lr = lr or recipe.get("lr", 3e-5)
     max_length = max_length or recipe.get("max_length")
     per_label = per_label or recipe.get("per_label")
-    from biocite.heads import PairClassifier, data_fingerprint
 
     if task == "completeness":
         train_q, test_q = kqa_split(seed)

@@ -19,6 +19,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from biocite.support import to_evaluator_label
+
 UNDETERMINED = "undetermined"
 COMPLETENESS_LABELS = ["Required", "Unnecessary", "Borderline", "Inappropriate"]
 SUPPORT_LABELS = ["Supports", "Contradicts", "Neutral", "Not relevant"]
@@ -146,8 +148,6 @@ class SupportJudge:
         self.name = str(model.name)
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[Verdict]:
-        from biocite.support import to_evaluator_label
-
         keys = [JudgeCache.key(self.name, self.prompt_version, "support", p) for p in pairs]
         out: list[Verdict | None] = []
         for key in keys:

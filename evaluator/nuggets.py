@@ -19,19 +19,15 @@ from pydantic import BaseModel, Field
 
 from biocite.errors import ModelError
 from biocite.files import atomic_write_text
+from biocite.runformats import strip_inline_citations as strip_citations
 from biocite.sentences import BULLET, split_text
 
 ARTIFACT_KIND = "biocite.nugget_matcher"
 ARTIFACT_VERSION = 1
 
-_CITATION = re.compile(r"\s*\[(?:PMID:?\s*)?\d{1,9}(?:\s*[,;]\s*(?:PMID:?\s*)?\d{1,9})*\]")
 # Clause boundaries: semicolons, and a comma followed by a coordinating/contrasting word.
 _CLAUSE = re.compile(r";\s+|,\s+(?=(?:and|but|while|whereas|although|though|however|which|so)\s)", re.I)
 MIN_CLAUSE_WORDS = 4
-
-
-def strip_citations(text: str) -> str:
-    return _CITATION.sub("", text).strip()
 
 
 def clause_nuggets(text: str) -> list[str]:

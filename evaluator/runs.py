@@ -7,6 +7,8 @@ Formats (detected from the content, not the file name):
   [PMID, PMID] citations", "references": [...]}]}`.
 - TREC BioGen 2025 (task B): the same envelope, with `responses` (the official field, what `biocite batch`
   writes) or `answer` a list of sentences `{"text" | "sentence", "citations" | "pmids": [...]}`.
+  Each BioGen entry is normalised into the official models of `biocite.runformats` (numeric PMIDs become
+  strings, the alternative field names become `text`/`citations`); the envelope is not required.
 - BioACE / MedAESQA: a JSON list of questions `{"question_id", "question", "machine_generated_answers":
   {"M1": {"answer_sentences": [{"sentence", "citation_assessment": [{"cited_pmid"}]}]}, ...}}`; each
   (question, system) becomes one entry with topic_id `<question_id>/<system>`. This shape is inferred from
@@ -17,8 +19,6 @@ Malformed input raises one InputError naming the file, the topic and the field.
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +27,9 @@ from pydantic import BaseModel, ValidationError
 from biocite import jsonfile
 from biocite.errors import InputError
 from biocite.records import Answer, AnswerSentence, Citation
+from biocite.runformats import Result2024, Result2025, inline_pmids, strip_inline_citations
 from biocite.sentences import split_text
-from biocite.settings import DATA_DIR
-
-_INLINE = re.compile(r"\[\s*((?:PMID:?\s*)?\d{1,9}(?:\s*[,;]\s*(?:PMID:?\s*)?\d{1,9})*)\s*\]")
+from biocite.topics import known_questions
 
 
 class RunEntry(BaseModel):
@@ -44,22 +43,6 @@ class Run(BaseModel):
     path: str
     format: str
     entries: list[RunEntry]
-
-
-def biogen_topics() -> dict[str, str]:
-    """Questions of the topic sets `biocite batch` knows (BioGen 2024/2025, PubMedQA), by topic id."""
-    out: dict[str, str] = {}
-    pubmedqa = DATA_DIR / "pubmedqa" / "dev_questions.json"
-    if pubmedqa.is_file():
-        out.update({pmid: row["question"] for pmid, row in json.loads(pubmedqa.read_text()).items()})
-    for name in ("BioGen2024topics.json", "BioGen2025topics.json"):
-        path = DATA_DIR / "biogen" / name
-        if not path.is_file():
-            continue
-        data = json.loads(path.read_text())
-        for t in data["topics"] if isinstance(data, dict) else data:
-            out[str(t["id"])] = t["question"]
-    return out
 
 
 def is_journal(rows: list[tuple[int, Any]]) -> bool:
@@ -82,13 +65,14 @@ def _journal(path: Path, rows: list[tuple[int, Any]]) -> Run:
 
 
 def parse_inline_citations(text: str) -> list[AnswerSentence]:
-    """Sentences of a BioGen 2024 answer; `[123]` / `[123, 456]` after a sentence cite its PMIDs."""
+    """Sentences of a BioGen 2024 answer; the citation markers of a sentence (`biocite.runformats`
+    grammar: `[123]`, `[123, 456]`, `[PMID: 123; 456]`) cite its PMIDs."""
     out = []
     for sentence in split_text(text):
-        pmids = [p for group in _INLINE.findall(sentence) for p in re.findall(r"\d{1,9}", group)]
-        clean = " ".join(_INLINE.sub("", sentence).split()).replace(" .", ".")
+        clean = " ".join(strip_inline_citations(sentence).split())
         if clean:
-            out.append(AnswerSentence(text=clean, citations=[Citation(pmid=p) for p in dict.fromkeys(pmids)]))
+            pmids = dict.fromkeys(inline_pmids(sentence))
+            out.append(AnswerSentence(text=clean, citations=[Citation(pmid=p) for p in pmids]))
     return out
 
 
@@ -126,23 +110,56 @@ def _biocite_entry(path: Path, row: Any, where: str) -> RunEntry:
     return RunEntry(topic_id=str(topic), question=question, answer=parsed)
 
 
-def _biogen_sentences(path: Path, topic: str, answer: Any, field: str = "answer") -> list[AnswerSentence]:
-    if isinstance(answer, str):
-        return parse_inline_citations(answer)
-    if not isinstance(answer, list):
+def _pmid_strings(values: Any) -> Any:
+    """Other teams' runs write PMIDs as numbers too."""
+    if not isinstance(values, list):
+        return values
+    return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in values]
+
+
+def _response(sentence: Any) -> Any:
+    """A 2025 sentence as other runs spell it (`text` | `sentence`, `citations` | `pmids`) -> a response."""
+    if not isinstance(sentence, dict):
+        return sentence
+    cites = sentence.get("citations", sentence.get("pmids", []))
+    return {"text": sentence.get("text", sentence.get("sentence")), "citations": _pmid_strings(cites)}
+
+
+def _why(error: Any) -> str:
+    if error["type"] == "string_pattern_mismatch" and "topic_id" not in error["loc"]:
+        return f"'{error['input']}' is not a PMID"
+    return str(error["msg"])
+
+
+def _biogen_result(path: Path, row: dict[str, Any], field: str) -> Result2024 | Result2025:
+    """One `results` entry, normalised into the official models (`biocite.runformats`)."""
+    topic, value = str(row["topic_id"]), row[field]
+    model: type[Result2024] | type[Result2025]
+    if isinstance(value, str):
+        refs = _pmid_strings(row.get("references", []))
+        model, raw = Result2024, {"topic_id": topic, "answer": value, "references": refs}
+    elif isinstance(value, list):
+        model, raw = Result2025, {"topic_id": topic, "responses": [_response(s) for s in value]}
+    else:
         raise _fail(path, topic, field, "expected a string (2024) or a list of sentences (2025)")
-    out = []
-    for i, s in enumerate(answer):
-        if not isinstance(s, dict):
-            raise _fail(path, topic, f"{field}[{i}]", "expected an object with text and citations")
-        text = s.get("text", s.get("sentence"))
-        cites = s.get("citations", s.get("pmids", []))
-        if not isinstance(text, str):
-            raise _fail(path, topic, f"{field}[{i}].text", "missing or not a string")
-        if not isinstance(cites, list) or not all(isinstance(c, (str, int)) for c in cites):
-            raise _fail(path, topic, f"{field}[{i}].citations", "expected a list of PMIDs")
-        out.append(AnswerSentence(text=text, citations=[Citation(pmid=str(c)) for c in dict.fromkeys(cites)]))
-    return out
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = [field if part == "responses" else part for part in first["loc"]]
+        label = "".join(
+            f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(loc)
+        )
+        raise _fail(path, topic, label, _why(first)) from None
+
+
+def _sentences(result: Result2024 | Result2025) -> list[AnswerSentence]:
+    if isinstance(result, Result2024):
+        return parse_inline_citations(result.answer)
+    return [
+        AnswerSentence(text=r.text, citations=[Citation(pmid=p) for p in dict.fromkeys(r.citations)])
+        for r in result.responses
+    ]
 
 
 def _biogen(path: Path, data: dict[str, Any], topics: dict[str, str]) -> Run:
@@ -158,9 +175,10 @@ def _biogen(path: Path, data: dict[str, Any], topics: dict[str, str]) -> Run:
         field = "responses" if "responses" in r else "answer"
         if field not in r:
             raise _fail(path, topic, "answer", "missing ('answer' for 2024, 'responses' for 2025)")
-        if isinstance(r[field], list):
+        result = _biogen_result(path, r, field)
+        if isinstance(result, Result2025):
             fmt = "biogen2025"
-        sentences = _biogen_sentences(path, topic, r[field], field)
+        sentences = _sentences(result)
         question = _question(path, topic, r.get("question"), topics)
         entries.append(
             RunEntry(
@@ -226,7 +244,7 @@ def load_run(path: Path) -> Run:
 
 
 def _load_run(path: Path) -> Run:
-    topics = biogen_topics()
+    topics = known_questions()
     data, rows = jsonfile.load_json_or_jsonl(path)
     if rows is not None:  # JSONL: biocite answers, or a `biocite batch` journal
         if is_journal(rows):

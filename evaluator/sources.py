@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from biocite.records import Document
+from biocite.records import Document, Sentence
+from biocite.retrieval import DocumentSource
+from biocite.sentences import split_text
 
 WINDOW = 3
 
@@ -26,7 +28,6 @@ class DictSource:
 
 def doc_sentences(doc: Document, store: Any | None = None) -> list[str]:
     """The title, then the abstract's sentences (the index's own split when a DocStore is given)."""
-    from biocite.sentences import split_text
 
     sentences: list[str] = []
     if store is not None and hasattr(store, "sentences"):
@@ -44,13 +45,13 @@ def windows(sentences: Sequence[str], size: int = WINDOW) -> list[str]:
 
 
 class StoreSource:
-    """The index's DocStore, with its precomputed sentence split."""
+    """The retriever's documents (the index's DocStore), with their precomputed sentence split."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: DocumentSource) -> None:
         self.store = store
 
     def get_many(self, pmids: Sequence[str]) -> dict[str, Document]:
         return dict(self.store.get_many(list(pmids)))
 
-    def sentences(self, pmid: str) -> Any:
+    def sentences(self, pmid: str) -> list[Sentence]:
         return self.store.sentences(pmid)

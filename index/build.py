@@ -23,22 +23,24 @@ from tqdm import tqdm
 
 from biocite.embedder import Embedder
 from biocite.errors import IndexMismatchError, InputError
-from biocite.index.bm25 import BM25Index
+from biocite.index.bm25 import Backend, BM25Index
 from biocite.index.dense import DenseIndex, choose_faiss_kind
 from biocite.index.distributed import RayBuild
 from biocite.index.ivfpq import IvfPqIndex, IvfPqParams
 from biocite.index.lexical import TantivyBM25
+from biocite.index.milvus import MilvusIndex, lite_uri
 from biocite.index.readers import Deletion, ReadStats, expand_paths, iter_records
 from biocite.index.store import (
     MANIFEST_VERSION,
     DocStore,
     Manifest,
+    Prepared,
     corpus_fingerprint,
     damaged_file,
     describe_source,
-    document_hash,
     file_checks,
     now,
+    prepare,
     read_manifest,
     source_unchanged,
     staging_dir,
@@ -46,10 +48,8 @@ from biocite.index.store import (
     verify_index,
     write_manifest,
 )
-from biocite.records import Document, Sentence, check_pmid
-from biocite.sentences import split_sentences
+from biocite.records import check_pmid
 from biocite.settings import Settings
-from biocite.tokenize import tokenize
 
 TOKENIZER_VERSION = 1
 TANTIVY_DIR = "tantivy"
@@ -289,14 +289,10 @@ def _build_local_engines(store: DocStore, embedder: Embedder, settings: Settings
 
 
 def milvus_uri(settings: Settings) -> str:
-    from biocite.index.milvus import lite_uri
-
     return settings.index.milvus_uri or lite_uri(settings.index_dir)
 
 
 def _build_milvus(store: DocStore, embedder: Embedder, settings: Settings) -> None:
-    from biocite.index.milvus import MilvusIndex
-
     def rows() -> Iterator[tuple[list[str], list[list[str]], np.ndarray]]:
         for pmids, vectors in store.iter_embeddings(embedder.name, embedder.dim, chunk=2000):
             tokens = store.tokens_many(pmids)
@@ -360,22 +356,6 @@ def _start_manifest(index_dir: Path, settings: Settings, *, inputs: list[str]) -
     manifest.inputs = inputs
     write_manifest(index_dir, manifest)
     return manifest
-
-
-@dataclass
-class Prepared:
-    """A document ready to store: split and tokenised here, or later only if it changed (sentences None)."""
-
-    doc: Document
-    content_hash: str
-    sentences: list[Sentence] | None = None
-    tokens: list[str] | None = None
-
-
-def prepare(doc: Document, stem: bool, *, split: bool) -> Prepared:
-    if not split:
-        return Prepared(doc, document_hash(doc))
-    return Prepared(doc, document_hash(doc), split_sentences(doc), tokenize(doc.text, stem=stem))
 
 
 def _sync_documents(
@@ -445,7 +425,8 @@ def _build_bm25(store: DocStore, settings: Settings) -> BM25Index:
         ids.append(pmid)
         tokens.append(doc_tokens)
     ix = settings.index
-    return BM25Index.build(tokens, ids, k1=ix.k1, b=ix.b, epsilon=ix.epsilon, backend=ix.bm25_backend)
+    backend: Backend = "rank_bm25" if ix.bm25_backend == "rank_bm25" else "bm25s"  # tantivy: built elsewhere
+    return BM25Index.build(tokens, ids, k1=ix.k1, b=ix.b, epsilon=ix.epsilon, backend=backend)
 
 
 def _chunked(items: list[str], size: int) -> Iterator[list[str]]:
@@ -530,8 +511,6 @@ def open_index(settings: Settings) -> LoadedIndex:
     lexical: LexicalEngine
     dense: DenseEngine
     if settings.index.engine == "milvus":
-        from biocite.index.milvus import MilvusIndex
-
         milvus = MilvusIndex.open(milvus_uri(settings), settings.index.milvus_collection)
         lexical, dense = milvus.lexical, milvus.dense
     else:

@@ -22,13 +22,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from biocite.embedder import Embedder
 from biocite.errors import BiociteError
 from biocite.index.readers import Deletion, ReadStats, iter_records
-from biocite.index.store import file_sha256
+from biocite.index.store import prepare
+from biocite.models import file_sha256
 
 if TYPE_CHECKING:
-    from biocite.index.build import Prepared
-    from biocite.index.store import DocStore
+    from biocite.index.store import DocStore, Prepared
     from biocite.settings import Settings
 
 # = build.EMBED_CHUNK: the same batches as the single-process build, so bf16 gives the same numbers
@@ -38,7 +39,6 @@ SHARD_DIR = "ray_shards"
 
 def parse_shard(path: str, stem: bool) -> tuple[list[Prepared | Deletion], ReadStats]:
     """One corpus file, parsed, split and tokenised (runs on a Ray worker)."""
-    from biocite.index.build import prepare
 
     stats = ReadStats()
     records: list[Prepared | Deletion] = []
@@ -49,7 +49,6 @@ def parse_shard(path: str, stem: bool) -> tuple[list[Prepared | Deletion], ReadS
 
 def embed_shard(texts: list[str], settings: Settings) -> Any:
     """Vectors of one embedding shard (runs on a Ray worker; the model loads once per worker process)."""
-    from biocite.embedder import Embedder
 
     return Embedder.from_settings(settings).encode(texts, batch_size=settings.index.embed_batch_size)
 

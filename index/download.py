@@ -102,11 +102,8 @@ def parse_md5(text: str, name: str) -> str:
 
 
 def file_md5(path: Path) -> str:
-    digest = hashlib.md5(usedforsecurity=False)
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, lambda: hashlib.md5(usedforsecurity=False)).hexdigest()
 
 
 def _folder_url(mirror: str, folder: Folder) -> str:

@@ -16,7 +16,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from biocite.errors import BiociteError
+from biocite.index.build import open_index
+from biocite.index.rerank import make_reranker, rerank_order
 from biocite.records import Document, SearchHit, Sentence
+from biocite.retrieval import DocumentSource, Encoder
 from biocite.settings import Settings
 from biocite.tokenize import tokenize
 
@@ -129,8 +132,11 @@ def best_sentence(
 # --- retriever -----------------------------------------------------------------------------------------
 
 
-class Retriever:
-    """Hybrid search over one loaded index. Thread-safe for reads."""
+class HybridRetriever:
+    """Hybrid search over one loaded index (a `biocite.retrieval.Retriever`). Thread-safe for reads.
+
+    Each hit carries its document and stored sentences, fetched once here.
+    """
 
     def __init__(self, index: LoadedIndex, settings: Settings, reranker: Reranker | None = None) -> None:
         self.index = index
@@ -140,9 +146,15 @@ class Retriever:
         self._idf: IdfTable | None = None
         self._lock = threading.Lock()
         if reranker is None and self.config.reranker != "none":
-            from biocite.index.rerank import make_reranker
-
             self._reranker = make_reranker(settings, index)
+
+    @property
+    def documents(self) -> DocumentSource:
+        return self.index.docs
+
+    @property
+    def encoder(self) -> Encoder:
+        return self.index.embedder
 
     @property
     def reranker(self) -> Reranker | None:
@@ -200,7 +212,8 @@ class Retriever:
             bm25, dense, fused = self.candidates(query)
             ranking = fused
         reranked: dict[str, float] = {}
-        docs = self.index.docs.get_many([p for p, _ in ranking[: max(k, self.config.rerank_k)]])
+        head = max(k, self.config.rerank_k) if stage == "rerank" else k
+        docs = self.index.docs.get_many([p for p, _ in ranking[:head]])
         if stage == "rerank":
             ranking, reranked = self._rerank(query, fused, docs)
         return self._hits(query, ranking[:k], docs, bm25=dict(bm25), dense=dict(dense), fused=dict(fused),
@@ -210,7 +223,6 @@ class Retriever:
         self, query: str, fused: Ranked, docs: dict[str, Document]
     ) -> tuple[Ranked, dict[str, float]]:
         """Reranked head (reranker scores), then the fused tail beyond rerank_k (fused scores)."""
-        from biocite.index.rerank import rerank_order
 
         assert self._reranker is not None
         order, reranked = rerank_order(
@@ -238,9 +250,8 @@ class Retriever:
                     f"PMID {pmid} is in the search index but not in the document store; rebuild"
                 )
             stage_scores = {name: scores[pmid] for name, scores in stages.items() if pmid in scores}
-            sentence = best_sentence(
-                query_tokens, self.index.docs.sentences(pmid), self.idf, stem=self.index.stem
-            )
+            sentences = self.index.docs.sentences(pmid)
+            sentence = best_sentence(query_tokens, sentences, self.idf, stem=self.index.stem)
             hits.append(
                 SearchHit(
                     pmid=pmid,
@@ -249,12 +260,14 @@ class Retriever:
                     rank=rank,
                     stage_scores=stage_scores,
                     best_sentence=sentence,
+                    document=doc,
+                    sentences=sentences,
                 )
             )
         return hits
 
 
-_CACHE: dict[str, Retriever] = {}
+_CACHE: dict[str, HybridRetriever] = {}
 _CACHE_LOCK = threading.Lock()
 
 
@@ -262,14 +275,13 @@ def _cache_key(settings: Settings) -> str:
     return settings.index.model_dump_json() + str(settings.index_dir) + str(settings.reranker_dir)
 
 
-def open_retriever(settings: Settings) -> Retriever:
+def open_retriever(settings: Settings) -> HybridRetriever:
     """The retriever for these settings, loaded once per process."""
-    from biocite.index.build import open_index
 
     key = _cache_key(settings)
     with _CACHE_LOCK:
         if key not in _CACHE:
-            _CACHE[key] = Retriever(open_index(settings), settings)
+            _CACHE[key] = HybridRetriever(open_index(settings), settings)
         return _CACHE[key]
 
 

@@ -21,16 +21,17 @@ import numpy as np
 from ir_measures import RR, R
 from pydantic import BaseModel, Field
 
+from biocite.embedder import Embedder, use_bf16
 from biocite.errors import BiociteError, ModelError
+from biocite.heads import PairClassifier, data_fingerprint
 from biocite.index.trec import evaluate, ranked, run_docs, source_qrels
 from biocite.pubmedqa import PUBMEDQA_PATH, SPLIT_SEED, TRAIN_SHARE, Question, load_questions, split_questions
 from biocite.records import Document
 from biocite.settings import Settings
 
 if TYPE_CHECKING:
-    from biocite.heads import PairClassifier
     from biocite.index.build import LoadedIndex
-    from biocite.index.hybrid import Retriever
+    from biocite.index.hybrid import HybridRetriever
 
 MEASURES = (R @ 1, R @ 10, RR)
 LABELS = ["not_relevant", "relevant"]
@@ -71,15 +72,12 @@ class CrossEncoderReranker:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> CrossEncoderReranker:
-        from biocite.heads import PairClassifier
-
         folder = settings.reranker_dir
         if not (folder / "meta.json").is_file():
             raise ModelError(
                 f"no trained reranker in {folder}; run `biocite train reranker` "
                 "(or set index.reranker=dense or none)"
             )
-        from biocite.embedder import use_bf16
 
         classifier = PairClassifier.load(folder)
         classifier.bf16 = use_bf16(settings.index.embed_precision)
@@ -98,8 +96,6 @@ class DenseReranker:
     """Cosine of bi-encoder embeddings. Reuses the index's stored vectors when it is the index's model."""
 
     def __init__(self, model: str, settings: Settings, index: LoadedIndex | None = None) -> None:
-        from biocite.embedder import Embedder
-
         self.embedder = (
             index.embedder if index and index.embedder.name == model else Embedder(model, settings)
         )
@@ -215,19 +211,15 @@ class TrainReport(BaseModel):
         )
 
 
-def _plain_retriever(settings: Settings) -> Retriever:
-    """A retriever without a reranker (training must not need the artifact it is about to create)."""
-    from biocite.index.build import open_index
-    from biocite.index.hybrid import Retriever
-
-    plain = settings.model_copy(update={"index": settings.index.model_copy(update={"reranker": "none"})})
-    return Retriever(open_index(plain), plain)
+def plain_settings(settings: Settings) -> Settings:
+    """These settings without a reranker: training must not need the artifact it is about to create."""
+    return settings.model_copy(update={"index": settings.index.model_copy(update={"reranker": "none"})})
 
 
 def _training_pairs(
-    retriever: Retriever, questions: Sequence[Question], negatives: int
+    retriever: HybridRetriever, questions: Sequence[Question], negatives: int
 ) -> tuple[list[tuple[str, str]], list[str], list[dict[str, Any]]]:
-    docs = retriever.index.docs
+    docs = retriever.documents
     pairs: list[tuple[str, str]] = []
     labels: list[str] = []
     rows: list[dict[str, Any]] = []
@@ -255,7 +247,7 @@ def rerank_order(
 
 
 def evaluate_reranking(
-    retriever: Retriever, reranker: Reranker, questions: Sequence[Question], rerank_k: int
+    retriever: HybridRetriever, reranker: Reranker, questions: Sequence[Question], rerank_k: int
 ) -> tuple[RankMetrics, RankMetrics]:
     """(fused, reranked) metrics of the source abstract over the questions."""
     fused_orders: list[list[str]] = []
@@ -264,13 +256,14 @@ def evaluate_reranking(
         _, _, fused = retriever.candidates(q.question)
         order = [p for p, _ in fused]
         fused_orders.append(order)
-        docs = retriever.index.docs.get_many(order[:rerank_k])
+        docs = retriever.documents.get_many(order[:rerank_k])
         reranked_orders.append(rerank_order(reranker, q.question, order, docs, rerank_k)[0])
     return RankMetrics.of(questions, fused_orders), RankMetrics.of(questions, reranked_orders)
 
 
 def train_reranker(
     settings: Settings,
+    retriever: HybridRetriever,
     *,
     negatives: int = NEGATIVES_PER_QUESTION,
     epochs: int = 2,
@@ -278,12 +271,13 @@ def train_reranker(
     max_length: int = RERANK_MAX_LENGTH,
     progress: bool = True,
 ) -> TrainReport:
-    """Train the cross-encoder on the train split, evaluate on validation, save to settings.reranker_dir."""
-    from biocite.heads import PairClassifier, data_fingerprint
+    """Train the cross-encoder on the train split, evaluate on validation, save to settings.reranker_dir.
 
-    retriever = _plain_retriever(settings)
+    `retriever` must not rerank (open it with `plain_settings(settings)`); the caller opens it because the
+    retriever (biocite.index.hybrid) imports this module for the reranker itself."""
+
     questions = load_questions()
-    indexed = [q for q in questions if q.pmid in retriever.index.docs]
+    indexed = [q for q in questions if q.pmid in retriever.documents]
     skipped = len(questions) - len(indexed)
     if len(indexed) < 10:
         raise BiociteError(
@@ -296,7 +290,7 @@ def train_reranker(
     pairs, labels, rows = _training_pairs(retriever, train, negatives)
     seconds_candidates = time.perf_counter() - started
 
-    hyper = {
+    hyper: dict[str, Any] = {
         "epochs": epochs,
         "batch_size": 16,
         "lr": lr,

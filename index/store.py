@@ -17,6 +17,7 @@ import json
 import shutil
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,8 +26,10 @@ from pydantic import BaseModel, Field
 
 from biocite.errors import IndexMismatchError
 from biocite.files import atomic_write_text
-from biocite.models import file_xxh3
+from biocite.models import file_sha256, file_xxh3
 from biocite.records import Document, Sentence
+from biocite.sentences import split_sentences
+from biocite.tokenize import tokenize
 
 MANIFEST_VERSION = 1
 
@@ -86,14 +89,6 @@ class Manifest(BaseModel):
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def describe_source(path: Path) -> SourceFile:
@@ -378,3 +373,19 @@ class DocStore:
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+@dataclass
+class Prepared:
+    """A document ready to store: split and tokenised here, or later only if it changed (sentences None)."""
+
+    doc: Document
+    content_hash: str
+    sentences: list[Sentence] | None = None
+    tokens: list[str] | None = None
+
+
+def prepare(doc: Document, stem: bool, *, split: bool) -> Prepared:
+    if not split:
+        return Prepared(doc, document_hash(doc))
+    return Prepared(doc, document_hash(doc), split_sentences(doc), tokenize(doc.text, stem=stem))

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from biocite.pubmedqa import read_items
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -61,7 +63,7 @@ QUESTION_PMIDS = ["10808977", "10340286", "10473855"]
 
 def write_question_corpus(path: Path) -> dict[str, str]:
     """Write the three source abstracts and 37 unrelated ones to `path`; return {pmid: question}."""
-    questions = json.loads((DATA / "pubmedqa/dev_questions.json").read_text())
+    questions = {item.pmid: item.question for item in read_items()}
     rows, extra = [], 0
     with (DATA / "corpus/abstracts.jsonl").open() as handle:
         for line in handle:
@@ -72,7 +74,7 @@ def write_question_corpus(path: Path) -> dict[str, str]:
                 rows.append(row)
                 extra += 1
     write_jsonl(path, rows)
-    return {p: questions[p]["question"] for p in QUESTION_PMIDS}
+    return {p: questions[p] for p in QUESTION_PMIDS}
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

@@ -14,6 +14,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from biocite.index.bm25 import BM25Index
+from biocite.pubmedqa import read_items
 from biocite.settings import DATA_DIR
 from biocite.tokenize import tokenize, tokenize_many
 
@@ -48,8 +49,7 @@ def shipped() -> tuple[list[list[str]], list[str]]:
 
 def test_shipped_corpus_pubmedqa_questions(shipped: tuple[list[list[str]], list[str]]) -> None:
     tokens, ids = shipped
-    questions = json.loads((DATA_DIR / "pubmedqa" / "dev_questions.json").read_text(encoding="utf-8"))
-    queries = [tokenize(q["question"]) for q in list(questions.values())[:N_QUESTIONS]]
+    queries = [tokenize(item.question) for item in read_items()[:N_QUESTIONS]]
     index = BM25Index.build(tokens, ids, k1=1.5, b=0.75, epsilon=0.25, backend="bm25s")
     reference = BM25Okapi(tokens, k1=1.5, b=0.75, epsilon=0.25)
     assert len(queries) == N_QUESTIONS

@@ -7,17 +7,23 @@ slices of the abstract, and unverified sentences never survive.
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from biocite.agent.graph import Agent
-from biocite.index.build import build_index
-from biocite.index.hybrid import clear_retriever_cache, open_retriever
+from biocite.index.build import build_index, open_index
+from biocite.index.hybrid import HybridRetriever, clear_retriever_cache, open_retriever
 from biocite.models import install_models
-from biocite.records import Answer
+from biocite.records import Answer, Document, Sentence
+from biocite.retrieval import DocumentSource, Encoder
 from biocite.settings import Settings, load_settings
 from tests.conftest import QUESTION_PMIDS, write_question_corpus
 
@@ -42,7 +48,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, dict[str,
 
 def check_answer(answer: Answer, settings: Settings, agent: Agent) -> None:
     retrieved = set(answer.trace.retrieved)
-    store = agent.retriever.index.docs
+    store = agent.retriever.documents
     for sentence in answer.sentences:
         assert sentence.citations
         assert 1 <= len(sentence.citations) <= settings.agent.max_citations_per_sentence
@@ -81,6 +87,67 @@ def test_generate_mode_with_a_real_small_llm_keeps_the_guarantees(setup) -> None
             assert "generate" in nodes
         assert answer.trace.models["llm"] == "llamacpp:smollm2"
         Answer.model_validate_json(answer.model_dump_json())
+
+
+class CountingDocs:
+    """A DocumentSource that counts, per PMID, the documents and sentence lists it hands out."""
+
+    def __init__(self, inner: DocumentSource) -> None:
+        self.inner = inner
+        self.fetched: Counter[str] = Counter()
+        self.split: Counter[str] = Counter()
+
+    def get(self, pmid: str) -> Document | None:
+        self.fetched[pmid] += 1
+        return self.inner.get(pmid)
+
+    def get_many(self, pmids: Sequence[str]) -> dict[str, Document]:
+        self.fetched.update(pmids)
+        return self.inner.get_many(pmids)
+
+    def sentences(self, pmid: str) -> list[Sentence]:
+        self.split[pmid] += 1
+        return self.inner.sentences(pmid)
+
+    def __getattr__(self, name: str) -> Any:  # pmids, iter_tokens, all_embeddings, ...: not counted
+        return getattr(self.inner, name)
+
+    def __contains__(self, pmid: object) -> bool:
+        return pmid in self.inner
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+
+class CountingEncoder:
+    """An Encoder that counts how often each text is encoded."""
+
+    def __init__(self, inner: Encoder) -> None:
+        self.inner = inner
+        self.name, self.dim = inner.name, inner.dim
+        self.encoded: Counter[str] = Counter()
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        self.encoded.update(texts)
+        return self.inner.encode(texts, batch_size=batch_size, progress=progress)
+
+
+def test_each_document_is_fetched_and_each_sentence_encoded_once_per_question(setup) -> None:
+    settings, questions = setup
+    index = open_index(settings)
+    docs, encoder = CountingDocs(index.docs), CountingEncoder(index.embedder)
+    retriever = HybridRetriever(dataclasses.replace(index, docs=docs, embedder=encoder), settings)
+    agent = Agent(settings, retriever=retriever)
+    _ = agent.findings, agent.verdict_model, agent.doc_freqs  # loaded (or trained) once per agent, not counted
+    docs.fetched.clear(), docs.split.clear(), encoder.encoded.clear()
+    answer = agent.ask(questions[QUESTION_PMIDS[0]], mode="extractive")
+    assert not answer.abstained and answer.references
+    retrieved = set(answer.trace.retrieved)
+    assert set(docs.fetched) >= retrieved and set(docs.split) >= retrieved
+    assert max(docs.fetched.values()) == 1 and max(docs.split.values()) == 1
+    sentences = {s.text for p in retrieved for s in index.docs.sentences(p)}
+    assert sentences & set(encoder.encoded)  # the agent did read them
+    assert all(encoder.encoded[t] <= 1 for t in sentences)
 
 
 def test_question_outside_the_corpus_abstains(setup) -> None:

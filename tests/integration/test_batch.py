@@ -19,6 +19,7 @@ from biocite.app.batchreport import report_run
 from biocite.app.runfiles import load_topics, validate_run
 from biocite.index.build import build_index
 from biocite.index.hybrid import clear_retriever_cache
+from biocite.pubmedqa import read_items
 from biocite.settings import Settings, load_settings
 
 pytestmark = pytest.mark.slow
@@ -29,7 +30,7 @@ N_TOPICS = 8
 
 def small_corpus(root: Path) -> tuple[Path, Path]:
     """40 abstracts: the sources of 8 PubMedQA questions, 32 others; and a topics file of those questions."""
-    questions = json.loads((REPO / "data/pubmedqa/dev_questions.json").read_text())
+    questions = {item.pmid: item.question for item in read_items()}
     rows, topics = [], []
     with (REPO / "data/corpus/abstracts.jsonl").open() as handle:
         for line in handle:
@@ -37,7 +38,7 @@ def small_corpus(root: Path) -> tuple[Path, Path]:
             pmid = str(row["pmid"])
             if pmid in questions and len(topics) < N_TOPICS:
                 rows.append(row)
-                topics.append({"id": pmid, "question": questions[pmid]["question"]})
+                topics.append({"id": pmid, "question": questions[pmid]})
             elif pmid not in questions and len(rows) - len(topics) < 32:
                 rows.append(row)
             if len(topics) == N_TOPICS and len(rows) == 40:

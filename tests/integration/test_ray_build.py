@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from biocite.index.build import open_index
-from biocite.index.hybrid import Retriever
+from biocite.index.hybrid import HybridRetriever
 from biocite.index.store import DocStore
 from biocite.settings import load_settings
 from tests.conftest import DATA, write_jsonl
@@ -61,7 +61,7 @@ def test_ray_build_equals_single_process_build(tmp_path: Path) -> None:
     results = []
     for index in (single, ray):
         settings = load_settings("test", [f"index.dir={index}", f"home={tmp_path / 'home'}"])
-        retriever = Retriever(open_index(settings), settings)
+        retriever = HybridRetriever(open_index(settings), settings)
         results.append([[h.pmid for h in retriever.search(q, k=10)] for q in
                         ["stroke prevention with aspirin", "cancer screening", "diabetes in pregnancy"]])  # fmt: skip
     assert results[0] == results[1]
@@ -79,7 +79,7 @@ def test_ray_build_resumes_from_saved_shards(tmp_path: Path) -> None:
     # a "finished shard" of the first file whose one record differs from the file: it must be the one used
     from biocite.index.build import prepare
     from biocite.index.readers import ReadStats, iter_records
-    from biocite.index.store import file_sha256
+    from biocite.models import file_sha256
 
     first = corpus_dir / "a_abstracts.jsonl"
     records = [prepare(d, True, split=True) for d in iter_records([first])]

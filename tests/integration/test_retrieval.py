@@ -10,7 +10,7 @@ import pytest
 from biocite.errors import BiociteError
 from biocite.heads import PairClassifier
 from biocite.index.build import build_index, open_index
-from biocite.index.hybrid import Retriever, clear_retriever_cache, open_retriever
+from biocite.index.hybrid import HybridRetriever, clear_retriever_cache, open_retriever
 from biocite.index.rerank import KIND, LABELS, CrossEncoderReranker, document_text
 from biocite.settings import load_settings
 from tests.conftest import DATA, write_jsonl
@@ -73,7 +73,7 @@ def settings_for(root: Path, reranker: str, *extra: str):
 
 @pytest.mark.parametrize("stage", ["bm25", "dense", "hybrid", "rerank"])
 def test_title_query_finds_its_abstract(root: Path, corpus_rows: list[dict], stage: str) -> None:
-    retriever = Retriever(open_index(settings_for(root, "dense")), settings_for(root, "dense"))
+    retriever = HybridRetriever(open_index(settings_for(root, "dense")), settings_for(root, "dense"))
     for row in corpus_rows[:5]:
         hits = retriever.search(row["title"].rstrip("."), k=5, stage=stage)
         assert hits[0].pmid == row["pmid"], (stage, row["title"])
@@ -82,7 +82,7 @@ def test_title_query_finds_its_abstract(root: Path, corpus_rows: list[dict], sta
 
 def test_stage_scores_and_best_sentence_offsets(root: Path) -> None:
     settings = settings_for(root, "dense")
-    retriever = Retriever(open_index(settings), settings)
+    retriever = HybridRetriever(open_index(settings), settings)
     hits = retriever.search("randomised trial of drug treatment in patients", k=8)
     assert len(hits) == 8
     scores = [h.score for h in hits]
@@ -90,7 +90,7 @@ def test_stage_scores_and_best_sentence_offsets(root: Path) -> None:
     for hit in hits:
         assert {"fused", "rerank"} <= set(hit.stage_scores)
         assert hit.stage_scores.keys() & {"bm25", "dense"}
-        doc = retriever.index.docs.get(hit.pmid)
+        doc = retriever.documents.get(hit.pmid)
         sentence = hit.best_sentence
         assert sentence is not None and sentence.pmid == hit.pmid
         assert doc.abstract[sentence.start : sentence.end] == sentence.text
@@ -98,9 +98,9 @@ def test_stage_scores_and_best_sentence_offsets(root: Path) -> None:
 
 def test_best_sentence_is_the_matching_one(root: Path, corpus_rows: list[dict]) -> None:
     settings = settings_for(root, "none")
-    retriever = Retriever(open_index(settings), settings)
+    retriever = HybridRetriever(open_index(settings), settings)
     row = corpus_rows[3]
-    target = retriever.index.docs.sentences(row["pmid"])[-1]
+    target = retriever.documents.sentences(row["pmid"])[-1]
     hit = retriever.search(target.text, k=1, stage="hybrid")[0]
     assert hit.pmid == row["pmid"]
     assert hit.best_sentence is not None and hit.best_sentence.index == target.index

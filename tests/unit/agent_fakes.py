@@ -64,6 +64,8 @@ class HashEmbedder:
 
 
 class FakeDocs:
+    """A `biocite.retrieval.DocumentSource` in memory."""
+
     def __init__(self, docs: dict[str, Document]) -> None:
         self.docs = docs
 
@@ -76,32 +78,39 @@ class FakeDocs:
     def sentences(self, pmid: str) -> list[Sentence]:
         return split_sentences(pmid, self.docs[pmid].abstract)
 
+    def pmids(self) -> list[str]:
+        return sorted(self.docs)
 
-class FakeIndex:
-    def __init__(self, docs: dict[str, Document]) -> None:
-        self.docs = FakeDocs(docs)
-        self.embedder = HashEmbedder()
+    def __contains__(self, pmid: object) -> bool:
+        return pmid in self.docs
+
+    def __len__(self) -> int:
+        return len(self.docs)
 
 
 class FakeRetriever:
-    """Ranks abstracts by shared content terms with the query; returns only those sharing at least one."""
+    """Ranks abstracts by shared content terms with the query; returns only those sharing at least one.
+
+    A `biocite.retrieval.Retriever` whose hits carry no documents (the agent fetches them once).
+    """
 
     def __init__(self, abstracts: dict[str, tuple[str, str]] = ABSTRACTS) -> None:
         docs = {p: Document(pmid=p, title=t, abstract=a, year=2020) for p, (t, a) in abstracts.items()}
-        self.index = FakeIndex(docs)
+        self.documents = FakeDocs(docs)
+        self.encoder = HashEmbedder()
         self.queries: list[str] = []
 
     def search(self, query: str, k: int = 10, *, stage: str | None = None) -> list[SearchHit]:
         self.queries.append(query)
         terms = set(tokenize(query))
         scored = []
-        for pmid, doc in self.index.docs.docs.items():
+        for pmid, doc in self.documents.docs.items():
             shared = len(terms & set(tokenize(doc.text)))
             if shared:
                 scored.append((shared, pmid))
         scored.sort(key=lambda item: (-item[0], item[1]))
         return [
-            SearchHit(pmid=p, title=self.index.docs.docs[p].title, score=float(s), rank=r)
+            SearchHit(pmid=p, title=self.documents.docs[p].title, score=float(s), rank=r)
             for r, (s, p) in enumerate(scored[:k], start=1)
         ]
 

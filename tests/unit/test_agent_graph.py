@@ -27,7 +27,7 @@ def make_agent(
 
 
 def check_spans(answer, retriever: FakeRetriever) -> None:
-    docs = retriever.index.docs.docs
+    docs = retriever.documents.docs
     for sentence in answer.sentences:
         for citation in sentence.citations:
             for evidence in citation.evidence:
@@ -43,7 +43,7 @@ def test_extractive_mode_quotes_evidence_and_cites_its_own_abstract() -> None:
     answer = agent.ask(QUESTION, mode="extractive")
     assert not answer.abstained and answer.mode == "extractive"
     assert answer.sentences
-    docs = retriever.index.docs.docs
+    docs = retriever.documents.docs
     for sentence in answer.sentences:
         assert len(sentence.citations) == 1
         assert sentence.text in docs[sentence.citations[0].pmid].abstract

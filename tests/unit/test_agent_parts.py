@@ -90,7 +90,7 @@ def test_select_evidence_thresholds_and_dedup() -> None:
     docs = {p: Document(pmid=p, title=t, abstract=a) for p, (t, a) in ABSTRACTS.items()}
     docs["555"] = Document(pmid="555", title="copy", abstract=ABSTRACTS["111"][1])  # a duplicate abstract
     retriever = FakeRetriever()
-    sentences = {p: retriever.index.docs.sentences(p) if p != "555" else [] for p in docs}
+    sentences = {p: retriever.documents.sentences(p) if p != "555" else [] for p in docs}
     from agent_fakes import split_sentences
 
     sentences["555"] = split_sentences("555", docs["555"].abstract)
@@ -105,8 +105,8 @@ def test_select_evidence_thresholds_and_dedup() -> None:
 
 def test_extractive_sentences_respect_limits() -> None:
     retriever = FakeRetriever()
-    docs = retriever.index.docs.docs
-    sentences = {p: retriever.index.docs.sentences(p) for p in docs}
+    docs = retriever.documents.docs
+    sentences = {p: retriever.documents.sentences(p) for p in docs}
     evidence = select_evidence(
         "metformin body weight diabetes",
         docs,

@@ -3,6 +3,8 @@ and the agent's bottom line / abstention on an uncovered concept (fake index, no
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +15,11 @@ from biocite.agent.findings import FindingsModel, cue_features, overlaps_long_an
 from biocite.agent.graph import Agent, bottom_line_sentence, enforce_guarantees
 from biocite.agent.synthesis import acceptable_query, copied_from, is_fragment, numbers_in, polish
 from biocite.agent.verdict import LABELS, VerdictModel, fit_verdict, question_type
+from biocite.errors import ModelError
+from biocite.heads import LinearModel
 from biocite.records import AnswerSentence, Citation, Document, Evidence, Span
 from biocite.tokenize import tokenize
-from tests.unit.agent_fakes import ABSTRACTS, FakeRetriever, agent_settings
+from tests.unit.agent_fakes import ABSTRACTS, FakeDocs, FakeRetriever, agent_settings
 
 
 @pytest.mark.parametrize(
@@ -158,20 +162,34 @@ def test_findings_model_round_trip(tmp_path: Path) -> None:
     cues = cue_features("Mortality fell from 12% to 8% (p<0.01).", 5, 6, 0.4)
     assert len(cues) > 10 and cues[-1] == pytest.approx(0.4)
     dim = 4
-    model = FindingsModel(
-        embedder="minilm",
-        dim=dim,
-        mean=np.zeros(dim, dtype=np.float32),
-        scale=np.ones(dim, dtype=np.float32),
-        coef=np.array([1, -1, 0, 0], dtype=np.float32),
-        intercept=0.0,
-        meta={"C": 0.05},
+    linear = LinearModel(
+        kind="findings",
+        version=1,
+        labels=["other", "answer_bearing"],
+        mean=[0.0] * dim,
+        scale=[1.0] * dim,
+        coef=[[1, -1, 0, 0]],
+        intercept=[0.0],
+        meta={"C": 0.05, "embedder": "minilm"},
     )
-    model.save(tmp_path / "f.json")
+    FindingsModel(linear).save(tmp_path / "f.json")
     again = FindingsModel.load(tmp_path / "f.json")
+    assert again is not None and again.embedder == "minilm"
     x = np.array([[2.0, 0.0, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]], dtype=np.float32)
     p = again.probabilities(x)
-    assert p[0] > 0.8 > 0.2 > p[1] and again.meta == {"C": 0.05}
+    assert p[0] > 0.8 > 0.2 > p[1] and again.meta == {"C": 0.05, "embedder": "minilm"}
+
+
+def test_an_old_layout_or_version_is_retrained_not_an_error(tmp_path: Path) -> None:
+    """The findings and verdict files before biocite.heads.LinearModel (format 1) load as None: retrain."""
+    old = {"artifact_version": 1, "embedder": "minilm", "dim": 1, "mean": [0], "scale": [1], "coef": [1]}
+    (tmp_path / "f.json").write_text(json.dumps({**old, "intercept": 0.0}))
+    assert FindingsModel.load(tmp_path / "f.json") is None
+    (tmp_path / "v.json").write_text(json.dumps({**old, "labels": LABELS, "intercept": [0, 0, 0]}))
+    assert VerdictModel.load(tmp_path / "v.json") is None
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ModelError):
+        FindingsModel.load(tmp_path / "bad.json")
 
 
 def test_verdict_model_learns_separable_labels_and_round_trips(tmp_path: Path) -> None:
@@ -179,17 +197,10 @@ def test_verdict_model_learns_separable_labels_and_round_trips(tmp_path: Path) -
     centres = np.eye(3, 5) * 4
     y = np.repeat(np.arange(3), 30)
     x = (centres[y] + rng.normal(size=(90, 5))).astype(np.float32)
-    scaler, fitted = fit_verdict(x, y, c=1.0)
-    model = VerdictModel(
-        embedder="minilm",
-        mean=scaler.mean_.astype(np.float32),
-        scale=scaler.scale_.astype(np.float32),
-        coef=fitted.coef_.astype(np.float32),
-        intercept=fitted.intercept_.astype(np.float32),
-        meta={},
-    )
-    model.save(tmp_path / "v.json")
-    probs = VerdictModel.load(tmp_path / "v.json").probabilities(x)
+    VerdictModel(fit_verdict(x, y, c=1.0)).save(tmp_path / "v.json")
+    model = VerdictModel.load(tmp_path / "v.json")
+    assert model is not None
+    probs = model.probabilities(x)
     assert np.allclose(probs.sum(axis=1), 1.0)
     assert (probs.argmax(axis=1) == y).mean() > 0.9 and LABELS == ["yes", "no", "mixed"]
 
@@ -203,13 +214,17 @@ def test_bottom_line_cites_the_most_answer_bearing_evidence_and_survives_generat
     assert kept == [line]
 
 
-class TokenDocsRetriever(FakeRetriever):
-    """The fake index, plus the stored tokens coverage reads document frequencies from."""
+class TokenDocs(FakeDocs):
+    """The fake documents, plus the stored tokens coverage reads document frequencies from."""
 
+    def iter_tokens(self) -> Iterator[tuple[str, list[str]]]:
+        return ((p, tokenize(d.text, stem=True)) for p, d in self.docs.items())
+
+
+class TokenDocsRetriever(FakeRetriever):
     def __init__(self) -> None:
         super().__init__()
-        docs = self.index.docs
-        docs.iter_tokens = lambda: ((p, tokenize(d.text, stem=True)) for p, d in docs.docs.items())  # type: ignore[attr-defined]
+        self.documents = TokenDocs(self.documents.docs)
 
 
 def test_agent_abstains_naming_a_concept_no_indexed_abstract_mentions() -> None:

@@ -46,8 +46,8 @@ def test_2024_citations_sit_before_the_final_punctuation() -> None:
         "7",
         answer(("Aspirin lowers stroke risk.", ["11", "22"]), ("Bleeding [major] was rare!", ["33"])),
     )
-    assert entry["answer"] == "Aspirin lowers stroke risk [11, 22]. Bleeding (major) was rare [33]!"
-    assert entry["references"] == ["11", "22", "33"]
+    assert entry.answer == "Aspirin lowers stroke risk [11, 22]. Bleeding (major) was rare [33]!"
+    assert entry.references == ["11", "22", "33"]
 
 
 def test_2024_abstention_is_an_empty_answer_the_evaluator_reads_as_abstained(tmp_path: Path) -> None:
