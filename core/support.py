@@ -58,12 +58,11 @@ from biocite.support_data import (
 SupportLabel = Literal["supports", "contradicts", "neutral", "not_relevant"]
 LABELS: list[SupportLabel] = ["supports", "contradicts", "neutral", "not_relevant"]
 ARTIFACT_KIND = "biocite.support_model"
-ARTIFACT_VERSION = 2  # 2: claim-vs-evidence features, learned evidence ranker
+ARTIFACT_VERSION = 3  # 2: learned evidence ranker; 3: no claim cue features in the aggregator
 AGGREGATOR_FILE = "aggregator.json"
-# weight of a generated hard-case calibration row vs a real claim's row (the claim vs its cited abstract or
-# vs another abstract)
-HARD_WEIGHT = 1.0
-AGGREGATOR_C = 0.1  # inverse L2 strength of the aggregator's logistic regression (features standardised)
+# inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
+# C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
+AGGREGATOR_C = 1.0
 
 
 class EvidenceSentence(BaseModel):
@@ -120,213 +119,30 @@ def phrases(claim: str, text: str, start: int, end: int) -> list[Span]:
     return out
 
 
-# --- claim-vs-evidence features (the perturbation signal) ---------------------------------------------
-#
-# Cue lists written for this module from general biomedical writing conventions, not from the generated
-# hard-case templates: negation cues after NegEx (Chapman et al. 2001: not/no/without/absence of/failed
-# to/...); effect-direction words as the increase/decrease and benefit/harm vocabularies of biomedical
-# relation extraction (up-/down-regulation, elevation/reduction, improvement/worsening); entity-like
-# tokens by shape (capitals, digits, hyphens) and WHO INN / medical-term suffixes.
+# --- cheap passage features -----------------------------------------------------------------------
 
-_NEG = re.compile(
-    r"\b(?:not|no|never|none|nor|neither|without|cannot|lack(?:s|ed|ing)?|absence|absent|fail(?:s|ed)?\s+to|"
-    r"unable|insignificant|non-?significant|unaffected|unchanged|unrelated|ineffective)\b|n't\b",
-    re.I,
-)
-_UP = (
-    r"increas\w*|rise[sn]?|rising|rose|elevat\w*|rais(?:e|es|ed|ing)|higher|greater|more|augment\w*|"
-    r"enhanc\w*|boost\w*|amplif\w*|accelerat\w*|stimulat\w*|promot\w*|induc(?:e|es|ed|ing|tion)|"
-    r"activat\w*|up-?regulat\w*|potentiat\w*|exacerbat\w*|aggravat\w*|gain(?:s|ed)?|expan(?:d|ds|ded|sion)|"
-    r"excess\w*|larger|longer|stronger|faster|doubl(?:e|ed|es|ing)|tripl(?:e|ed|es)"
-)
-_DOWN = (
-    r"decreas\w*|reduc\w*|lower(?:s|ed|ing)?|declin\w*|diminish\w*|attenuat\w*|suppress\w*|inhibit\w*|"
-    r"block(?:s|ed|ing|ade)?|prevent\w*|impair\w*|down-?regulat\w*|repress\w*|abolish\w*|deplet\w*|"
-    r"fall(?:s|ing)?|fell|drop(?:s|ped|ping)?|less|fewer|smaller|shorter|weaker|slower|loss|lost|"
-    r"shrink\w*|weaken\w*|alleviat\w*|mitigat\w*|halv(?:e|ed|es|ing)|lessen\w*|curb\w*|decay\w*"
-)
-_GOOD = (
-    r"improv\w*|better|benefi\w*|protect\w*|favou?rabl[ey]|effective|efficacious|safe|safer|"
-    r"ameliorat\w*|recover\w*|heal\w*|succeed\w*|success\w*"
-)
-_BAD = (
-    r"wors\w*|deteriorat\w*|harm\w*|detriment\w*|adverse\w*|unfavou?rabl[ey]|ineffective|unsafe|toxic\w*|"
-    r"damag\w*|hazard\w*|fail(?:s|ed|ure)?|risk(?:y|ier)"
-)
-_POLARITY = [re.compile(rf"\b(?:{p})\b", re.I) for p in (_UP, _DOWN, _GOOD, _BAD)]
-_ENTITY_SUFFIX = re.compile(
-    r"(?:itis|osis|oma|omas|emia|aemia|pathy|plasia|algia|ectomy|otomy|uria|penia|trophy|sclerosis|"
-    r"mab|nib|statin|pril|sartan|olol|mycin|cillin|cycline|azole|oxacin|platin|vir|tide|parin|dipine|"
-    r"prazole|gliptin|formin|dronate|taxel|rubicin|setron|triptan|vudine|afil|ase|ine|ol|one|ide)$",
-    re.I,
-)
 _NUMWORD = {
     "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0, "seven": 7.0, "eight": 8.0,
     "nine": 9.0, "ten": 10.0, "twice": 2.0, "half": 0.5, "double": 2.0, "threefold": 3.0, "twofold": 2.0,
 }  # fmt: skip
-_QUANTITY = re.compile(
-    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|\.\d+)(?![\w.]*\d)\s*(%|percent\b|per\s*cent\b|-?fold\b)?",
-    re.I,
-)
-_SPLIT_CLAUSE = re.compile(r",|;|\b(?:and|which|whereas|while|although|but|as|especially|with)\b", re.I)
+_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|\.\d+)(?![\w.]*\d)")
 
 
-def quantities(text: str) -> list[tuple[float, str]]:
-    """(value, unit) of every number of a text: thousands commas dropped, percent/fold kept as the unit,
-    small spelled-out numbers ('two', 'twice', 'half') as values."""
-    out = []
-    for m in _QUANTITY.finditer(text):
-        unit = (m.group(2) or "").lower().replace(" ", "").lstrip("-")
-        unit = "%" if unit in ("%", "percent", "percent") or unit.startswith("per") else unit
-        try:
-            out.append((round(float(m.group(1).replace(",", "")), 6), unit))
-        except ValueError:
-            continue
-    out += [(_NUMWORD[w], "") for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMWORD]
-    return out
+def numbers(text: str) -> set[float]:
+    """The values of a text's numbers: thousands commas dropped, small spelled-out numbers ('two',
+    'twice', 'half') included."""
+    out = {round(float(m.replace(",", "")), 6) for m in _NUMBER.findall(text)}
+    return out | {_NUMWORD[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMWORD}
 
 
-def _number_missing(claim_q: list[tuple[float, str]], ev_q: list[tuple[float, str]]) -> float:
-    """Share of the claim's numbers absent from the evidence (same value; half a miss when the value is
-    there with another unit, e.g. 22% vs 22 patients); 0 when the claim has none."""
-    if not claim_q:
-        return 0.0
-    values = {v for v, _ in ev_q}
-    miss = 0.0
-    for v, unit in claim_q:
-        if (v, unit) in ev_q:
-            continue
-        miss += 0.5 if v in values else 1.0
-    return miss / len(claim_q)
-
-
-def _stems(text: str) -> list[str]:
-    stem = _stemmer().stemWord
-    return [stem(w.lower()) for w in _TOKEN.findall(text) if w.lower() not in STOPWORDS and len(w) > 2]
-
-
-def _entity_like(word: str, first: bool) -> bool:
-    return (
-        (word[:1].isupper() and not first)
-        or sum(ch.isupper() for ch in word) >= 2
-        or (any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word))
-        or "-" in word
-        or (len(word) >= 6 and bool(_ENTITY_SUFFIX.search(word)))
-    )
-
-
-def _polarity(text: str) -> list[set[str]]:
-    return [{m.group(0).lower() for m in p.finditer(text)} for p in _POLARITY]
-
-
-def _flip(claim_pol: list[set[str]], ev_pol: list[set[str]]) -> tuple[float, float]:
-    """(direction flip, benefit/harm flip): the claim has words of one polarity, the evidence none of that
-    polarity but some of the opposite one."""
-    out = []
-    for a, b in ((0, 1), (2, 3)):
-        f = 0.0
-        for own, opp in ((a, b), (b, a)):
-            if claim_pol[own] and not ev_pol[own] and ev_pol[opp]:
-                f += 1.0
-        out.append(f)
-    return out[0], out[1]
-
-
-def _runs(flags: Sequence[bool]) -> tuple[int, int]:
-    """(longest run of True, trailing run of True)."""
-    best = cur = 0
-    for f in flags:
-        cur = cur + 1 if f else 0
-        best = max(best, cur)
-    return best, cur
-
-
-CLAIM_FEATURES = [
-    "num_claim_has", "num_miss_best", "num_miss_passage",
-    "neg_claim_only_best", "neg_evidence_only_best", "neg_claim_only_passage", "neg_count_diff_best",
-    "dir_flip_best", "good_bad_flip_best", "dir_flip_passage", "good_bad_flip_passage",
-    "dir_words_missing_best",
-    "entity_missing_best", "entity_missing_passage", "entity_missing_passage_share",
-    "words_missing_best", "words_missing_passage", "words_missing_count_passage",
-    "uncovered_run_longest", "uncovered_run_trailing", "last_clause_uncovered", "bigram_recall_passage",
-    "claim_words_log",
-]  # fmt: skip
-
-
-# The claim features the aggregator uses. Measured (bench/support_model_results.txt, run C): all of
-# CLAIM_FEATURES, or the sharper subset adding numbers, missing entities and the uncovered clause, raised
-# the hard-case figures but made real paraphrased claims look perturbed (control and Citation-Integrity dev
-# fell); negation-cue mismatch and direction / benefit-harm flips are rare in real supported claims.
-STACKED_FEATURES = [
-    "neg_claim_only_best", "neg_evidence_only_best", "neg_claim_only_passage",
-    "dir_flip_best", "good_bad_flip_best", "dir_flip_passage", "good_bad_flip_passage",
-]  # fmt: skip
-
-
-def claim_features(claim: str, best: str, passage: str) -> list[float]:
-    """The perturbation signal, claim vs the best-ranked sentences (`best`) and vs the whole passage:
-    numbers of the claim missing (unit-aware), negation-cue mismatch, direction / benefit-harm flips,
-    entity-like and content words missing, the uncovered stretch of the claim (an extra clause) and the
-    claim's multiword terms found. Names in CLAIM_FEATURES."""
-    cq = quantities(claim)
-    words = _TOKEN.findall(claim)
-    stems_seq = _stems(claim)
-    best_stems, pass_stems = set(_stems(best)), set(_stems(passage))
-    stem = _stemmer().stemWord
-    entities = {
-        stem(w.lower())
-        for i, w in enumerate(words)
-        if w.lower() not in STOPWORDS and len(w) > 2 and _entity_like(w, i == 0)
-    }
-    cn, bn, pn = (len(_NEG.findall(t)) for t in (claim, best, passage))
-    cp, bp, pp = _polarity(claim), _polarity(best), _polarity(passage)
-    dir_words = set().union(*cp)
-    uncovered = [s not in pass_stems for s in stems_seq]
-    longest, trailing = _runs(uncovered)
-    n = max(len(stems_seq), 1)
-    parts = [p for p in _SPLIT_CLAUSE.split(claim) if p and p.strip()]
-    last = _stems(parts[-1]) if len(parts) > 1 else []
-    bigrams = list(zip(stems_seq, stems_seq[1:], strict=False))
-    pass_seq = _stems(passage)
-    pass_bigrams = set(zip(pass_seq, pass_seq[1:], strict=False))
-    uniq = set(stems_seq)
-    return [
-        float(bool(cq)),
-        _number_missing(cq, quantities(best)),
-        _number_missing(cq, quantities(passage)),
-        float(cn > 0 and bn == 0),
-        float(bn > 0 and cn == 0),
-        float(cn > 0 and pn == 0),
-        float(np.clip(cn - bn, -2, 2)),
-        *_flip(cp, bp),
-        *_flip(cp, pp),
-        float(sum(w not in best.lower() for w in dir_words)),
-        float(len(entities - best_stems)),
-        float(len(entities - pass_stems)),
-        len(entities - pass_stems) / len(entities) if entities else 0.0,
-        len(uniq - best_stems) / len(uniq) if uniq else 0.0,
-        len(uniq - pass_stems) / len(uniq) if uniq else 0.0,
-        float(len(uniq - pass_stems)),
-        longest / n,
-        trailing / n,
-        sum(s not in pass_stems for s in last) / len(last) if last else 0.0,
-        sum(b in pass_bigrams for b in bigrams) / len(bigrams) if bigrams else 0.0,
-        float(np.log1p(len(stems_seq))),
-    ]
-
-
-def cheap_features(claim: str, passage: str, best: str | None = None) -> list[float]:
-    """Number agreement (share of the claim's numbers found in the passage; 1 when it has none), content-word
-    recall of the claim in the passage, then the STACKED_FEATURES of `claim_features` vs the best-ranked
-    sentences (`best`, default the passage) and the passage."""
-    nums = {v for v, _ in quantities(claim)}
-    num_agree = len(nums & {v for v, _ in quantities(passage)}) / len(nums) if nums else 1.0
+def cheap_features(claim: str, passage: str) -> list[float]:
+    """Number agreement (share of the claim's numbers found in the passage; 1 when it has none) and
+    content-word recall of the claim in the passage."""
+    nums = numbers(claim)
+    num_agree = len(nums & numbers(passage)) / len(nums) if nums else 1.0
     words = content_words(claim)
     recall = len(words & content_words(passage)) / len(words) if words else 0.0
-    named = dict(
-        zip(CLAIM_FEATURES, claim_features(claim, passage if best is None else best, passage), strict=True)
-    )
-    return [num_agree, recall, *(named[n] for n in STACKED_FEATURES)]
+    return [num_agree, recall]
 
 
 # No sentence position: in the stored Citation-Integrity corpus the annotated evidence is always sentence 0
@@ -429,9 +245,7 @@ class Aggregator(BaseModel):
         """(passage features, sentence order best first) of a claim against a passage's scored sentences;
         `passage` defaults to the sentences joined."""
         order = np.argsort(-self.rank(claim, sentences, probs, cos), kind="stable")
-        text = " ".join(sentences) if passage is None else passage
-        best = " ".join(sentences[i] for i in order[:2])
-        cheap = cheap_features(claim, text, best or text)
+        cheap = cheap_features(claim, " ".join(sentences) if passage is None else passage)
         return passage_features(probs, cos, cheap, int(order[0]) if len(order) else -1), order
 
     def predict_proba(self, x: np.ndarray) -> np.ndarray:
@@ -441,14 +255,12 @@ class Aggregator(BaseModel):
         return e / e.sum(axis=1, keepdims=True)
 
     @classmethod
-    def fit(
-        cls, x: np.ndarray, y: Sequence[str], seed: int, c: float = 1.0, weight: np.ndarray | None = None
-    ) -> Aggregator:
+    def fit(cls, x: np.ndarray, y: Sequence[str], seed: int, c: float = 1.0) -> Aggregator:
         from sklearn.linear_model import LogisticRegression
 
         mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
         lr = LogisticRegression(C=c, max_iter=5000, random_state=seed)
-        lr.fit((x - mean) / scale, [LABELS.index(v) for v in y], sample_weight=weight)  # type: ignore[arg-type]
+        lr.fit((x - mean) / scale, [LABELS.index(v) for v in y])  # type: ignore[arg-type]
         coef = np.zeros((len(LABELS), x.shape[1]))
         intercept = np.full(len(LABELS), -30.0)  # a label absent from the slice gets ~0 probability
         for row, cls_index in enumerate(lr.classes_):
@@ -737,18 +549,17 @@ def fit_aggregator(
         ]
     )
     y = [r[2] for r in rows]
-    w = np.asarray([HARD_WEIGHT if r[3].startswith("hard:") else 1.0 for r in rows])
     # fit on a random half, report on the other half (both inside the held-back TRAIN claims), refit on all
     order = np.random.default_rng(seed).permutation(len(rows))
     a, b = order[: len(rows) // 2], order[len(rows) // 2 :]
-    half = Aggregator.fit(x[a], [y[i] for i in a], seed, c=AGGREGATOR_C, weight=w[a])
+    half = Aggregator.fit(x[a], [y[i] for i in a], seed, c=AGGREGATOR_C)
     pred = [LABELS[i] for i in half.predict_proba(x[b]).argmax(axis=1)]
     held = _slice_report([rows[i] for i in b], pred)
-    aggregator = Aggregator.fit(x, y, seed, c=AGGREGATOR_C, weight=w)
+    aggregator = Aggregator.fit(x, y, seed, c=AGGREGATOR_C)
     aggregator.rank_weight, aggregator.ranker = weight, ranker
     aggregator.feature_names = [
         *(f"{s}_{lab}" for s in ("max", "mean", "best") for lab in LABELS),
-        "cos_max", "cos_best", "cos_mean", "num_agree_passage", "word_recall_passage", *STACKED_FEATURES,
+        "cos_max", "cos_best", "cos_mean", "num_agree_passage", "word_recall_passage",
     ]  # fmt: skip
     top1 = _top1([ranking.rank(c.claim, c.sentences, p, cos) for c, (p, cos) in zip(evidence_claims, ev_scored,
                   strict=True)], [set(c.evidence) for c in evidence_claims])  # fmt: skip

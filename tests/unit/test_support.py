@@ -11,17 +11,14 @@ import pytest
 from biocite.app.check import parse_pairs
 from biocite.errors import InputError
 from biocite.support import (
-    CLAIM_FEATURES,
     LABELS,
     RANK_FEATURES,
-    STACKED_FEATURES,
     Aggregator,
     Ranker,
     cheap_features,
-    claim_features,
+    numbers,
     passage_features,
     phrases,
-    quantities,
     sentence_spans,
 )
 from biocite.support_data import (
@@ -105,9 +102,10 @@ def test_balanced_is_deterministic_and_balances_labels() -> None:
 def test_cheap_features_and_aggregator_probabilities() -> None:
     assert cheap_features("Mortality fell by 22%.", "It fell by 22% overall.")[0] == 1.0
     assert cheap_features("Mortality fell by 22%.", "It fell by 35% overall.")[0] == 0.0
-    assert len(cheap_features("a b", "c d")) == 2 + len(STACKED_FEATURES)
+    assert len(cheap_features("a b", "c d")) == 2
+    assert numbers("22% of 2,000 (3-fold), twice") == {22.0, 2000.0, 3.0, 2.0}
     rng = np.random.default_rng(0)
-    cheap = [1.0, 0.5] + [0.0] * len(STACKED_FEATURES)
+    cheap = [1.0, 0.5]
     x = np.stack(
         [passage_features(rng.dirichlet(np.ones(4), size=5), rng.random(5), cheap) for _ in range(40)]
     )
@@ -117,24 +115,6 @@ def test_cheap_features_and_aggregator_probabilities() -> None:
     assert p.shape == (40, 4) and np.allclose(p.sum(axis=1), 1)
     again = Aggregator.model_validate_json(agg.model_dump_json())
     assert np.allclose(again.predict_proba(x), p)
-
-
-def _feature(claim: str, evidence: str, name: str) -> float:
-    return dict(zip(CLAIM_FEATURES, claim_features(claim, evidence, evidence), strict=True))[name]
-
-
-def test_claim_features_flag_each_perturbation() -> None:
-    ev = "We randomised 2,000 patients. Aspirin reduced recurrent stroke by 22% over two years."
-    claim = "Aspirin reduced recurrent stroke by 22% in 2,000 patients."
-    base = dict(zip(CLAIM_FEATURES, claim_features(claim, ev, ev), strict=True))
-    assert base["num_miss_passage"] == base["neg_claim_only_passage"] == base["dir_flip_passage"] == 0
-    assert _feature("Aspirin reduced recurrent stroke by 37% in 2,000 patients.", ev, "num_miss_passage") > 0
-    assert _feature("Aspirin did not reduce recurrent stroke.", ev, "neg_claim_only_passage") == 1
-    assert _feature("Aspirin increased recurrent stroke.", ev, "dir_flip_passage") == 1
-    assert _feature("Aspirin reduced recurrent myocarditis.", ev, "entity_missing_passage") == 1
-    extra = "Aspirin reduced recurrent stroke, and it was cost-saving for insurers."
-    assert _feature(extra, ev, "uncovered_run_trailing") > base["uncovered_run_trailing"]
-    assert quantities("22% of 2,000 (3-fold)") == [(22.0, "%"), (2000.0, ""), (3.0, "fold")]
 
 
 def test_ranker_orders_sentences_by_learned_score() -> None:
