@@ -58,8 +58,11 @@ from biocite.support_data import (
 SupportLabel = Literal["supports", "contradicts", "neutral", "not_relevant"]
 LABELS: list[SupportLabel] = ["supports", "contradicts", "neutral", "not_relevant"]
 ARTIFACT_KIND = "biocite.support_model"
-ARTIFACT_VERSION = 1
+ARTIFACT_VERSION = 3  # 2: learned evidence ranker; 3: no claim cue features in the aggregator
 AGGREGATOR_FILE = "aggregator.json"
+# inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
+# C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
+AGGREGATOR_C = 1.0
 
 
 class EvidenceSentence(BaseModel):
@@ -116,35 +119,66 @@ def phrases(claim: str, text: str, start: int, end: int) -> list[Span]:
     return out
 
 
-_NUM = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
+# --- cheap passage features -----------------------------------------------------------------------
+
+_NUMWORD = {
+    "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0, "seven": 7.0, "eight": 8.0,
+    "nine": 9.0, "ten": 10.0, "twice": 2.0, "half": 0.5, "double": 2.0, "threefold": 3.0, "twofold": 2.0,
+}  # fmt: skip
+_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|\.\d+)(?![\w.]*\d)")
+
+
+def numbers(text: str) -> set[float]:
+    """The values of a text's numbers: thousands commas dropped, small spelled-out numbers ('two',
+    'twice', 'half') included."""
+    out = {round(float(m.replace(",", "")), 6) for m in _NUMBER.findall(text)}
+    return out | {_NUMWORD[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMWORD}
 
 
 def cheap_features(claim: str, passage: str) -> list[float]:
     """Number agreement (share of the claim's numbers found in the passage; 1 when it has none) and
     content-word recall of the claim in the passage."""
-
-    nums = set(_NUM.findall(claim))
-    num_agree = len(nums & set(_NUM.findall(passage))) / len(nums) if nums else 1.0
+    nums = numbers(claim)
+    num_agree = len(nums & numbers(passage)) / len(nums) if nums else 1.0
     words = content_words(claim)
     recall = len(words & content_words(passage)) / len(words) if words else 0.0
     return [num_agree, recall]
 
 
+# No sentence position: in the stored Citation-Integrity corpus the annotated evidence is always sentence 0
+# of the cited abstract's 5 (train and dev), so a position feature would learn that artifact, not evidence.
+RANK_FEATURES = ["p_supports", "p_contradicts", "p_neutral", "cosine", "cosine_gap", "overlap", "overlap_gap"]
+
+
+def rank_features(claim: str, sentences: Sequence[str], probs: np.ndarray, cos: np.ndarray) -> np.ndarray:
+    """Per-sentence features of the evidence ranker (n_sentences x len(RANK_FEATURES)): the cross-encoder's
+    probabilities, the bi-encoder cosine and the claim's word overlap (raw and as the gap to the passage's
+    best)."""
+    n = len(sentences)
+    if n == 0:
+        return np.zeros((0, len(RANK_FEATURES)))
+    ov = np.asarray([overlap(claim, s) for s in sentences])
+    return np.column_stack(
+        [probs[:, 0], probs[:, 1], probs[:, 2], cos, cos - cos.max(), ov, ov - ov.max()]
+    ).astype(np.float64)
+
+
 def rank_scores(probs: np.ndarray, cos: np.ndarray, weight: float) -> np.ndarray:
-    """How much each sentence is THE evidence: P(supports) + P(contradicts) + weight x cosine(claim,
-    sentence) of the MiniLM bi-encoder; `weight` is fitted for top-1 attribution on train claims."""
+    """The fallback evidence ranking: P(supports) + P(contradicts) + weight x cosine(claim, sentence)."""
     return probs[:, 0] + probs[:, 1] + weight * cos
 
 
 def passage_features(
-    probs: np.ndarray, cos: np.ndarray, cheap: Sequence[float], weight: float = 1.0
+    probs: np.ndarray, cos: np.ndarray, cheap: Sequence[float], best: int = -1
 ) -> np.ndarray:
     """Fixed-length features of one passage from its sentences' probabilities (n_sentences x 4) and
-    cosines: max and mean per column, the best-ranked sentence's row, max cosine, cheap features."""
+    cosines: max and mean per column, the best-ranked sentence's row (`best`; default the highest
+    P(supports) + P(contradicts) + cosine), max / best / mean cosine, then the cheap features."""
     if probs.size == 0:
         probs = np.full((1, len(LABELS)), 0.25, dtype=np.float32)
         cos = np.zeros(1, dtype=np.float32)
-    i = int(np.argmax(rank_scores(probs, cos, weight)))
+        best = 0
+    i = best if 0 <= best < len(probs) else int(np.argmax(rank_scores(probs, cos, 1.0)))
     logit = lambda x: np.log(np.clip(x, 1e-4, 1 - 1e-4))  # noqa: E731
     return np.concatenate(
         [
@@ -160,14 +194,59 @@ def passage_features(
 # --- the model ------------------------------------------------------------------------------------------
 
 
+class Ranker(BaseModel):
+    """How much each sentence is THE evidence: a logistic score over `rank_features`; plain numbers."""
+
+    coef: list[float]
+    mean: list[float]
+    scale: list[float]
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        if len(x) == 0:
+            return np.zeros(0)
+        return ((np.atleast_2d(x) - np.asarray(self.mean)) / np.asarray(self.scale)) @ np.asarray(self.coef)
+
+    @classmethod
+    def fit(cls, x: np.ndarray, y: Sequence[bool], seed: int) -> Ranker:
+        from sklearn.linear_model import LogisticRegression
+
+        mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
+        lr = LogisticRegression(C=1.0, max_iter=2000, random_state=seed)
+        lr.fit((x - mean) / scale, np.asarray(y, dtype=int))
+        return cls(coef=lr.coef_[0].tolist(), mean=mean.tolist(), scale=scale.tolist())
+
+
 class Aggregator(BaseModel):
-    """Multinomial logistic regression over `passage_features`; stored as plain numbers."""
+    """Multinomial logistic regression over `passage_features`; stored as plain numbers. `ranker` orders
+    the sentences (evidence first); without one, `rank_scores` with `rank_weight`."""
 
     coef: list[list[float]]
     intercept: list[float]
     mean: list[float]
     scale: list[float]
-    rank_weight: float = 1.0  # cosine weight in `rank_scores`
+    rank_weight: float = 1.0  # cosine weight in `rank_scores` (the fallback ranking)
+    ranker: Ranker | None = None
+    feature_names: list[str] = Field(default_factory=list)
+
+    def rank(self, claim: str, sentences: Sequence[str], probs: np.ndarray, cos: np.ndarray) -> np.ndarray:
+        """A score per sentence, higher = more likely the evidence."""
+        if self.ranker is None or len(sentences) == 0:
+            return rank_scores(probs, cos, self.rank_weight)
+        return self.ranker.score(rank_features(claim, sentences, probs, cos))
+
+    def features(
+        self,
+        claim: str,
+        sentences: Sequence[str],
+        probs: np.ndarray,
+        cos: np.ndarray,
+        passage: str | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(passage features, sentence order best first) of a claim against a passage's scored sentences;
+        `passage` defaults to the sentences joined."""
+        order = np.argsort(-self.rank(claim, sentences, probs, cos), kind="stable")
+        cheap = cheap_features(claim, " ".join(sentences) if passage is None else passage)
+        return passage_features(probs, cos, cheap, int(order[0]) if len(order) else -1), order
 
     def predict_proba(self, x: np.ndarray) -> np.ndarray:
         z = (np.atleast_2d(x) - np.asarray(self.mean)) / np.asarray(self.scale)
@@ -176,11 +255,11 @@ class Aggregator(BaseModel):
         return e / e.sum(axis=1, keepdims=True)
 
     @classmethod
-    def fit(cls, x: np.ndarray, y: Sequence[str], seed: int) -> Aggregator:
+    def fit(cls, x: np.ndarray, y: Sequence[str], seed: int, c: float = 1.0) -> Aggregator:
         from sklearn.linear_model import LogisticRegression
 
         mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
-        lr = LogisticRegression(C=1.0, max_iter=2000, random_state=seed)
+        lr = LogisticRegression(C=c, max_iter=5000, random_state=seed)
         lr.fit((x - mean) / scale, [LABELS.index(v) for v in y])  # type: ignore[arg-type]
         coef = np.zeros((len(LABELS), x.shape[1]))
         intercept = np.full(len(LABELS), -30.0)  # a label absent from the slice gets ~0 probability
@@ -308,10 +387,10 @@ class SupportModel:
     def _verdict(
         self, claim: str, evidence: str, spans: list[tuple[int, int]], p: np.ndarray, cos: np.ndarray
     ) -> SupportVerdict:
-        w = self.aggregator.rank_weight
-        final = self.aggregator.predict_proba(passage_features(p, cos, cheap_features(claim, evidence), w))[0]
+        sents = [evidence[s:t] for s, t in spans]
+        x, order = self.aggregator.features(claim, sents, p, cos, passage=evidence)
+        final = self.aggregator.predict_proba(x)[0]
         label = LABELS[int(np.argmax(final))]
-        order = np.argsort(-rank_scores(p, cos, w), kind="stable") if len(spans) else np.zeros(0, dtype=int)
         sentences = [
             EvidenceSentence(
                 start=spans[i][0],
@@ -338,41 +417,71 @@ def backbone_path(settings: Settings, backbone: str | Path) -> Path:
 
 def _calibration_set(
     claims: Sequence[Any], corpus: dict[int, list[str]], seed: int, hard_per_type: int, max_claims: int
-) -> list[tuple[str, list[str], str]]:
-    """(claim, passage sentences, label) at passage level for the aggregator: each calibration claim vs its
-    cited abstract (its own label), vs a random and a same-topic other abstract (not_relevant), and
-    TRAIN-template hard cases vs the cited abstract."""
-
+) -> list[tuple[str, list[str], str, str]]:
+    """(claim, passage sentences, label, kind) at passage level for the aggregator: each calibration claim
+    vs its cited abstract (its own label; kind "cited"), vs a random or a same-topic other abstract
+    (not_relevant; "other"), verbatim/lead-cut copies ("copy") and TRAIN-template hard cases vs the cited
+    abstract ("hard:<type>")."""
     rng = random.Random(seed)
     near = NearMiss({str(k): v for k, v in corpus.items()})
     ids = sorted(corpus)
-    out: list[tuple[str, list[str], str]] = []
+    out: list[tuple[str, list[str], str, str]] = []
     claims = rng.sample(list(claims), min(max_claims, len(claims)))
     for c in claims:
-        out.append((c.claim, c.sentences, c.label))
+        out.append((c.claim, c.sentences, c.label, "cited"))
         other = rng.choice(ids) if rng.random() < 0.5 else int(near.other(c.claim, str(c.doc_id)) or ids[0])
         if other != c.doc_id:
-            out.append((c.claim, corpus[other], "not_relevant"))
+            out.append((c.claim, corpus[other], "not_relevant", "other"))
     for p in copy_pairs(claims, seed)[:hard_per_type]:  # verbatim / lead-cut sentences of the cited abstract
-        out.append((p.claim, next(c.sentences for c in claims if c.id == p.group), "supports"))
+        out.append((p.claim, next(c.sentences for c in claims if c.id == p.group), "supports", "copy"))
     by_id = {c.id: c for c in claims}
     hard = hard_cases(claims, held_out=False, seed=seed)
     for kind in HARD_LABEL:
         items = [h for h in hard if h.source == f"hard:{kind}"]
         for h in rng.sample(items, min(hard_per_type, len(items))):
-            out.append((h.claim, by_id[h.group].sentences, h.label))
+            out.append((h.claim, by_id[h.group].sentences, h.label, h.source))
+    return out
+
+
+def _slice_report(rows: Sequence[tuple[str, list[str], str, str]], pred: Sequence[str]) -> dict[str, Any]:
+    """Figures of the held calibration half shaped like the held-out ones: 3-class macro-F1 of the claims
+    vs their cited abstract, Supports rate vs other abstracts, NOT-Supports rate of the (train-template)
+    hard cases, Supports rate of the unperturbed supported claims."""
+    from sklearn.metrics import f1_score
+
+    three = lambda v: v if v in ("supports", "contradicts") else "nei"  # noqa: E731
+    cited = [(three(r[2]), three(p)) for r, p in zip(rows, pred, strict=True) if r[3] == "cited"]
+    out: dict[str, Any] = {}
+    if cited:
+        g, q = zip(*cited, strict=True)
+        out["cited_3class_macro_f1"] = round(
+            float(
+                f1_score(g, q, labels=["supports", "contradicts", "nei"], average="macro", zero_division=0)
+            ),
+            4,
+        )
+    for kind in sorted({r[3] for r in rows}):
+        hits = [p == "supports" for r, p in zip(rows, pred, strict=True) if r[3] == kind]
+        if kind == "cited":
+            hits = [
+                p == "supports"
+                for r, p in zip(rows, pred, strict=True)
+                if r[3] == kind and r[2] == "supports"
+            ]
+        name = f"{kind}_not_supports" if kind.startswith("hard:") else f"{kind}_supports"
+        out[name] = round(1 - float(np.mean(hits)) if kind.startswith("hard:") else float(np.mean(hits)), 4)
     return out
 
 
 def _scored_rows(
-    model: SupportModel, rows: Sequence[tuple[str, list[str], str]]
-) -> list[tuple[np.ndarray, np.ndarray]]:
-
+    model: SupportModel, rows: Sequence[tuple[str, list[str], str, str]]
+) -> tuple[list[list[str]], list[tuple[np.ndarray, np.ndarray]]]:
+    """The sentences scored per row (at most max_sentences, most claim words first) and their scores."""
     groups = [
         sorted(s, key=lambda x: -overlap(c, x))[: model.max_sentences] if len(s) > model.max_sentences else s
-        for c, s, _ in rows
+        for c, s, _, _ in rows
     ]
-    return model.score([c for c, _, _ in rows], groups)
+    return groups, model.score([r[0] for r in rows], groups)
 
 
 def fit_rank_weight(scored: Sequence[tuple[np.ndarray, np.ndarray]], gold: Sequence[set[int]]) -> float:
@@ -383,6 +492,87 @@ def fit_rank_weight(scored: Sequence[tuple[np.ndarray, np.ndarray]], gold: Seque
         for w in grid
     }
     return max(grid, key=lambda w: (hits[w], -w))
+
+
+def _top1(scores: Sequence[np.ndarray], gold: Sequence[set[int]]) -> float:
+    return (
+        float(np.mean([int(np.argmax(s)) in g for s, g in zip(scores, gold, strict=True)])) if gold else 0.0
+    )
+
+
+def fit_ranker(
+    claims: Sequence[Any], scored: Sequence[tuple[np.ndarray, np.ndarray]], seed: int
+) -> tuple[float, Ranker | None, dict[str, float]]:
+    """The cosine weight of the fallback ranking and a learned `Ranker` (None when it does not beat the
+    fallback on the held half), both for top-1 evidence on claims with annotated evidence."""
+    gold = [set(c.evidence) for c in claims]
+    feats = [rank_features(c.claim, c.sentences, p, cos) for c, (p, cos) in zip(claims, scored, strict=True)]
+    order = np.random.default_rng(seed).permutation(len(claims))
+    a, b = order[: len(claims) // 2], order[len(claims) // 2 :]
+
+    def ranker_on(idx: Sequence[int] | np.ndarray) -> Ranker:
+        x = np.concatenate([feats[i] for i in idx])
+        y = [j in gold[i] for i in idx for j in range(len(feats[i]))]
+        return Ranker.fit(x, y, seed)
+
+    w_half = fit_rank_weight([scored[i] for i in a], [gold[i] for i in a])
+    r_half = ranker_on(a)
+    fallback = _top1([rank_scores(scored[i][0], scored[i][1], w_half) for i in b], [gold[i] for i in b])
+    learned = _top1([r_half.score(feats[i]) for i in b], [gold[i] for i in b])
+    weight = fit_rank_weight(scored, gold)
+    ranker = ranker_on(range(len(claims))) if learned >= fallback else None
+    return weight, ranker, {"held_half_top1_weighted_cosine": round(fallback, 4),
+                            "held_half_top1_ranker": round(learned, 4)}  # fmt: skip
+
+
+def fit_aggregator(
+    model: SupportModel,
+    cal_claims: Sequence[Any],
+    corpus: dict[int, list[str]],
+    settings: Settings,
+) -> tuple[Aggregator, dict[str, Any]]:
+    """The ranker and the aggregation/calibration, fitted on held-back TRAIN claims only: the evidence
+    ranker on those with annotated evidence, the aggregator on `_calibration_set` (their cited abstracts,
+    other abstracts, TRAIN-template hard cases). Reports both on a held half before refitting on all."""
+    cfg = settings.support
+    seed = cfg.seed
+    rows = _calibration_set(cal_claims, corpus, seed, cfg.calibration_hard_per_type, cfg.calibration_claims)
+    evidence_claims = [c for c in cal_claims if c.evidence][: cfg.calibration_claims]
+    ev_scored = model.score([c.claim for c in evidence_claims], [c.sentences for c in evidence_claims])
+    weight, ranker, rank_metrics = fit_ranker(evidence_claims, ev_scored, seed)
+    ranking = Aggregator(coef=[], intercept=[], mean=[], scale=[], rank_weight=weight, ranker=ranker)
+    groups, scored = _scored_rows(model, rows)
+    x = np.stack(
+        [
+            ranking.features(claim, g, p, cos, passage=" ".join(sents))[0]
+            for (claim, sents, _, _), g, (p, cos) in zip(rows, groups, scored, strict=True)
+        ]
+    )
+    y = [r[2] for r in rows]
+    # fit on a random half, report on the other half (both inside the held-back TRAIN claims), refit on all
+    order = np.random.default_rng(seed).permutation(len(rows))
+    a, b = order[: len(rows) // 2], order[len(rows) // 2 :]
+    half = Aggregator.fit(x[a], [y[i] for i in a], seed, c=AGGREGATOR_C)
+    pred = [LABELS[i] for i in half.predict_proba(x[b]).argmax(axis=1)]
+    held = _slice_report([rows[i] for i in b], pred)
+    aggregator = Aggregator.fit(x, y, seed, c=AGGREGATOR_C)
+    aggregator.rank_weight, aggregator.ranker = weight, ranker
+    aggregator.feature_names = [
+        *(f"{s}_{lab}" for s in ("max", "mean", "best") for lab in LABELS),
+        "cos_max", "cos_best", "cos_mean", "num_agree_passage", "word_recall_passage",
+    ]  # fmt: skip
+    top1 = _top1([ranking.rank(c.claim, c.sentences, p, cos) for c, (p, cos) in zip(evidence_claims, ev_scored,
+                  strict=True)], [set(c.evidence) for c in evidence_claims])  # fmt: skip
+    metrics = {
+        "calibration_rows": len(rows),
+        "calibration_slice_half": macro_report([y[i] for i in b], pred, LABELS),
+        "calibration_slice_half_shaped": held,
+        "calibration_evidence_top1": round(top1, 4),
+        "rank_weight": weight,
+        "ranker": "learned" if ranker is not None else "weighted cosine",
+        **rank_metrics,
+    }
+    return aggregator, metrics
 
 
 def train_support(
@@ -432,31 +622,10 @@ def train_support(
         device=dev,
     )
     model = SupportModel(head, Aggregator(coef=[], intercept=[], mean=[], scale=[]), {}, cfg.max_sentences)
-    say("support model: fitting the aggregation/calibration on held-back train claims")
-    rows = _calibration_set(cal_claims, corpus, seed, cfg.calibration_hard_per_type, cfg.calibration_claims)
-    # attribution rows: calibration claims with annotated evidence, all sentences of the cited abstract
-    evidence_claims = [c for c in cal_claims if c.evidence][: cfg.calibration_claims]
-    ev_scored = model.score([c.claim for c in evidence_claims], [c.sentences for c in evidence_claims])
-    weight = fit_rank_weight(ev_scored, [set(c.evidence) for c in evidence_claims])
-    scored = _scored_rows(model, rows)
-    x = np.stack(
-        [
-            passage_features(p, cos, cheap_features(claim, " ".join(sents)), weight)
-            for (claim, sents, _), (p, cos) in zip(rows, scored, strict=True)
-        ]
+    say(
+        "support model: fitting the evidence ranker and the aggregation/calibration on held-back train claims"
     )
-    y = [r[2] for r in rows]
-    # fit on a random half, report on the other half (both inside the held-back TRAIN claims), refit on all
-    order = np.random.default_rng(seed).permutation(len(rows))
-    a, b = order[: len(rows) // 2], order[len(rows) // 2 :]
-    half = Aggregator.fit(x[a], [y[i] for i in a], seed)
-    pred = [LABELS[i] for i in half.predict_proba(x[b]).argmax(axis=1)]
-
-    calib_metrics = macro_report([y[i] for i in b], pred, LABELS)
-    aggregator = Aggregator.fit(x, y, seed)
-    aggregator.rank_weight = weight
-    top1 = np.mean([int(np.argmax(rank_scores(p, c, weight))) in set(e.evidence)
-                    for (p, c), e in zip(ev_scored, evidence_claims, strict=True)])  # fmt: skip
+    aggregator, agg_metrics = fit_aggregator(model, cal_claims, corpus, settings)
     meta = {
         "kind": ARTIFACT_KIND,
         "support_version": ARTIFACT_VERSION,
@@ -468,13 +637,12 @@ def train_support(
             s: sum(1 for p in train if p.source == s) for s in sorted({p.source for p in train})
         },
         "label_counts_train": {lab: sum(1 for p in train if p.label == lab) for lab in LABELS},
-        "calibration_rows": len(rows),
+        "calibration_rows": agg_metrics.pop("calibration_rows"),
+        "calibration_hard_per_type": cfg.calibration_hard_per_type,
+        "calibration_claims": cfg.calibration_claims,
+        "aggregator_c": AGGREGATOR_C,
         "max_sentences": cfg.max_sentences,
-        "metrics": {
-            "calibration_slice_half": calib_metrics,
-            "calibration_evidence_top1": round(float(top1), 4),
-            "rank_weight": weight,
-        },
+        "metrics": agg_metrics,
         "seconds_total": round(time.perf_counter() - started, 1),
         "cpu_seconds_total": round(time.process_time() - cpu_started, 1),  # / threads ~ wall on idle cores
     }

@@ -45,15 +45,18 @@ def citint_figures(model: SupportModel, limit: int | None = None, other_limit: i
     ids = sorted(corpus)
 
     gold, pred, top1, top2 = [], [], [], []
-    ref: dict[str, list[bool]] = {"cross_encoder_only": [], "cosine_only": [], "word_overlap": []}
+    ref: dict[str, list[bool]] = {
+        "cross_encoder_only": [], "cosine_only": [], "word_overlap": [], "weighted_cosine": []
+    }  # fmt: skip
     random_sup, near_sup = [], []
     for n, c in enumerate(claims):
         verdict, probs, cos = model.check_sentences(c.claim, c.sentences)
         gold.append(_three(c.label))
         pred.append(_three(verdict.label))
         if c.evidence and c.label in ("supports", "contradicts"):
-            w = model.aggregator.rank_weight
-            order = np.argsort(-(probs[:, 0] + probs[:, 1] + w * cos), kind="stable").tolist()
+            order = np.argsort(
+                -model.aggregator.rank(c.claim, c.sentences, probs, cos), kind="stable"
+            ).tolist()
             top1.append(order[0] in c.evidence)
             top2.append(bool(set(order[:2]) & set(c.evidence)))
             ref["cross_encoder_only"].append(int(np.argmax(probs[:, 0] + probs[:, 1])) in c.evidence)
@@ -61,6 +64,8 @@ def citint_figures(model: SupportModel, limit: int | None = None, other_limit: i
             ref["word_overlap"].append(
                 int(np.argmax([overlap(c.claim, s) for s in c.sentences])) in c.evidence
             )
+            w = model.aggregator.rank_weight
+            ref["weighted_cosine"].append(int(np.argmax(probs[:, 0] + probs[:, 1] + w * cos)) in c.evidence)
         if n >= other_limit:  # the other-abstract controls use the first `other_limit` dev claims
             continue
         other = rng.choice(ids)

@@ -10,7 +10,17 @@ import pytest
 
 from biocite.app.check import parse_pairs
 from biocite.errors import InputError
-from biocite.support import LABELS, Aggregator, cheap_features, passage_features, phrases, sentence_spans
+from biocite.support import (
+    LABELS,
+    RANK_FEATURES,
+    Aggregator,
+    Ranker,
+    cheap_features,
+    numbers,
+    passage_features,
+    phrases,
+    sentence_spans,
+)
 from biocite.support_data import (
     HARD_LABEL,
     TEMPLATES,
@@ -92,9 +102,12 @@ def test_balanced_is_deterministic_and_balances_labels() -> None:
 def test_cheap_features_and_aggregator_probabilities() -> None:
     assert cheap_features("Mortality fell by 22%.", "It fell by 22% overall.")[0] == 1.0
     assert cheap_features("Mortality fell by 22%.", "It fell by 35% overall.")[0] == 0.0
+    assert len(cheap_features("a b", "c d")) == 2
+    assert numbers("22% of 2,000 (3-fold), twice") == {22.0, 2000.0, 3.0, 2.0}
     rng = np.random.default_rng(0)
+    cheap = [1.0, 0.5]
     x = np.stack(
-        [passage_features(rng.dirichlet(np.ones(4), size=5), rng.random(5), [1.0, 0.5]) for _ in range(40)]
+        [passage_features(rng.dirichlet(np.ones(4), size=5), rng.random(5), cheap) for _ in range(40)]
     )
     y = [LABELS[i % 4] for i in range(40)]
     agg = Aggregator.fit(x, y, seed=0)
@@ -102,6 +115,16 @@ def test_cheap_features_and_aggregator_probabilities() -> None:
     assert p.shape == (40, 4) and np.allclose(p.sum(axis=1), 1)
     again = Aggregator.model_validate_json(agg.model_dump_json())
     assert np.allclose(again.predict_proba(x), p)
+
+
+def test_ranker_orders_sentences_by_learned_score() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.random((60, len(RANK_FEATURES)))
+    ranker = Ranker.fit(x, list(x[:, 3] > 0.5), seed=0)  # the cosine column decides
+    probs = np.full((3, 4), 0.25)
+    cos = np.array([0.1, 0.9, 0.3])
+    agg = Aggregator(coef=[], intercept=[], mean=[], scale=[], ranker=ranker)
+    assert int(np.argmax(agg.rank("c", ["a", "b", "d"], probs, cos))) == 1
 
 
 def test_pairs_file_errors_name_the_line(tmp_path) -> None:
