@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from biocite.embedder import Embedder
 from biocite.errors import InputError, ModelError
-from biocite.heads import PairClassifier, macro_report
+from biocite.heads import META_FILE, PairClassifier, macro_report
 from biocite.models import model_path
 from biocite.records import (
     Document,
@@ -283,6 +283,16 @@ def resolve_device(device: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def _is_current(folder: Path) -> bool:
+    """A complete support model of this code's version at `folder`."""
+    try:
+        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    complete = (folder / AGGREGATOR_FILE).is_file()
+    return complete and meta.get("kind") == ARTIFACT_KIND and meta.get("support_version") == ARTIFACT_VERSION
+
+
 class SupportModel:
     def __init__(self, head: Any, aggregator: Aggregator, meta: dict[str, Any], max_sentences: int = 10):
         self.head = head
@@ -324,9 +334,10 @@ class SupportModel:
     def load(cls, settings: Settings | None = None, *, train_if_missing: bool = True) -> SupportModel:
         settings = settings or load_settings()
         folder = support_dir(settings)
-        if not (folder / AGGREGATOR_FILE).is_file():
+        if not _is_current(folder):
             if not train_if_missing:
-                raise ModelError(f"no support model at {folder}; run `biocite train support`")
+                raise ModelError(f"no support model of version {ARTIFACT_VERSION} at {folder}; run `biocite train support`")
+            # first use, or an artifact an earlier biocite trained: (re)train once, replacing it
             print(f"biocite: training the support model once into {folder} (a few minutes)", file=sys.stderr)
             train_support(settings, folder)
         return cls.from_folder(folder, settings)

@@ -15,9 +15,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from biocite.errors import ModelError
+from biocite.heads import META_FILE
 from biocite.index.build import build_index
 from biocite.settings import Settings, load_settings
-from biocite.support import LABELS, SupportModel
+from biocite.support import ARTIFACT_VERSION, LABELS, SupportModel, support_dir
 from tests.conftest import MINI_CORPUS, REPO, write_jsonl
 
 CLAIM = "Aspirin reduced recurrent stroke."
@@ -167,3 +169,17 @@ def test_server_check_over_a_socket(setup) -> None:
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+
+
+def test_a_support_model_from_an_earlier_version_is_retrained_on_first_use(setup, tmp_path) -> None:
+    settings, model = setup
+    old = tmp_path / "support"
+    shutil.copytree(support_dir(settings), old)
+    meta = json.loads((old / META_FILE).read_text())
+    (old / META_FILE).write_text(json.dumps({**meta, "support_version": 1}))
+    settings = settings.model_copy(update={"support": settings.support.model_copy(update={"path": old})})
+    with pytest.raises(ModelError, match="version"):
+        SupportModel.load(settings, train_if_missing=False)
+    retrained = SupportModel.load(settings)  # what `ask`, `check` and `evaluate` do: retrain, not fail
+    assert json.loads((old / META_FILE).read_text())["support_version"] == ARTIFACT_VERSION
+    assert retrained.check(CLAIM, MINI_CORPUS[0]["abstract"]).label in LABELS
