@@ -19,6 +19,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +28,11 @@ import numpy as np
 from biocite import pubmedqa
 from biocite.agent.evidence import TextEncoder
 from biocite.agent.findings import agent_models_dir
-from biocite.heads import LinearArtifact, LinearModel
+from biocite.heads import LinearArtifact, LinearModel, choose_c
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 from biocite.records import QuestionType, Verdict
 
-ARTIFACT_VERSION = 1  # of the features; the saved layout is biocite.heads.LinearModel
+ARTIFACT_VERSION = 2  # 2: C chosen by cross-validation on train; the saved layout is biocite.heads.LinearModel
 KIND = "verdict"
 LABELS: list[Verdict] = ["yes", "no", "mixed"]
 PUBMEDQA_TO_VERDICT: dict[str, Verdict] = {"yes": "yes", "no": "no", "maybe": "mixed"}
@@ -157,6 +158,9 @@ def training_rows(
     return np.vstack(rows), np.asarray(labels), kept
 
 
+C_GRID = (0.003, 0.01, 0.03, 0.1)  # regularisation candidates, chosen among by cross-validation on train
+
+
 def fit_verdict(x: np.ndarray, y: np.ndarray, c: float, seed: int = 13) -> LinearModel:
     return LinearModel.fit(
         x, y, kind=KIND, version=ARTIFACT_VERSION, labels=LABELS, c=c, max_iter=3000, seed=seed
@@ -164,20 +168,27 @@ def fit_verdict(x: np.ndarray, y: np.ndarray, c: float, seed: int = 13) -> Linea
 
 
 def train_verdict(
-    encoder: TextEncoder, embedder_name: str, findings: Any, store: Any, *, c: float = 0.01
+    encoder: TextEncoder, embedder_name: str, findings: Any, store: Any, *, c: float | None = None
 ) -> VerdictModel:
+    """C: given, or chosen by 5-fold cross-validation on the training rows (macro-F1)."""
 
     started = time.perf_counter()
     train, _ = split_questions(load_questions())
     x, y, kept = training_rows([q.pmid for q in train], encoder, findings, store)
     if len(kept) < 50:
         raise ValueError("the index holds fewer than 50 training abstracts")
+    cv_scores = None
+    if c is None:
+        from sklearn.metrics import f1_score
+
+        c, cv_scores = choose_c(x, y, C_GRID, fit_verdict, partial(f1_score, average="macro"))
     fitted = fit_verdict(x, y, c)
     meta = {
         "embedder": embedder_name,
         "split": {"seed": SPLIT_SEED, "train_share": TRAIN_SHARE, "train_questions": len(kept)},
         "label_counts": {k: int((y == i).sum()) for i, k in enumerate(LABELS)},
         "C": c,
+        "C_cv_scores": cv_scores,
         "train_seconds": round(time.perf_counter() - started, 1),
     }
     return VerdictModel(fitted.model_copy(update={"meta": meta}))

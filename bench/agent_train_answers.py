@@ -37,28 +37,13 @@ from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 
-def cv_choice(x: np.ndarray, y: np.ndarray, grid: list[float], fit, metric) -> tuple[float, dict]:  # noqa: ANN001
-    """The C with the best mean `metric` over 5 stratified folds of the training rows."""
-    from sklearn.model_selection import StratifiedKFold
-
-    folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=13)
-    scores = {}
-    for c in grid:
-        values = []
-        for a, b in folds.split(x, y):
-            model = fit(x[a], y[a], c)  # a biocite.heads.LinearModel
-            values.append(metric(y[b], model.predict(x[b])))
-        scores[c] = round(float(np.mean(values)), 4)
-    return max(scores, key=lambda c: scores[c]), scores
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--set", dest="overrides", action="append", default=[])
     args = parser.parse_args()
-    from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score
+    from sklearn.metrics import accuracy_score, f1_score
 
     settings = load_settings(None, args.overrides)
     index = open_index(settings)
@@ -73,9 +58,9 @@ def main() -> None:
     x, y = F.abstract_features(items, cache)
     print(f"findings training: {len(items)} abstracts, {len(y)} sentences, {int(y.sum())} positive "
           f"({time.perf_counter() - started:.0f} s)", flush=True)  # fmt: skip
-    c, scores = cv_choice(x, y, [0.01, 0.05, 0.2], F.fit_logistic, balanced_accuracy_score)
-    print(f"findings C by 5-fold CV on train (balanced accuracy): {scores} -> {c}", flush=True)
-    model = F.train_findings(cache, index.embedder.name, index.docs, c=c)
+    model = F.train_findings(cache, index.embedder.name, index.docs)  # C by 5-fold CV on train, as on first use
+    print(f"findings C by 5-fold CV on train (balanced accuracy): {model.meta['C_cv_scores']} -> {model.meta['C']}",
+          flush=True)  # fmt: skip
     model.save(out_dir / f"findings-{index.embedder.name}.json")
     held = F.pubmedqa_training({q.pmid for q in held_out}, index.docs)
     cosine_col = len(F.CUE_NAMES) - 1
@@ -97,9 +82,9 @@ def main() -> None:
     def macro(a: np.ndarray, b: np.ndarray) -> float:
         return float(f1_score(a, b, average="macro"))
 
-    cv, vscores = cv_choice(xv, yv, [0.003, 0.01, 0.03, 0.1], V.fit_verdict, macro)
-    print(f"verdict C by 5-fold CV on train (macro-F1): {vscores} -> {cv}", flush=True)
-    verdict = V.train_verdict(cache, index.embedder.name, model, index.docs, c=cv)
+    verdict = V.train_verdict(cache, index.embedder.name, model, index.docs)  # C by 5-fold CV, as on first use
+    print(f"verdict C by 5-fold CV on train (macro-F1): {verdict.meta['C_cv_scores']} -> {verdict.meta['C']}",
+          flush=True)  # fmt: skip
     verdict.save(out_dir / f"verdict-{index.embedder.name}.json")
     xh, yh, _ = V.training_rows([q.pmid for q in held_out], cache, model, index.docs)
     predicted = verdict.probabilities(xh).argmax(axis=1)

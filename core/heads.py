@@ -14,7 +14,7 @@ import random
 import shutil
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -379,3 +379,23 @@ class LinearArtifact:
 
     def save(self, path: Path) -> None:
         self.linear.save(path)
+
+
+def choose_c(
+    x: np.ndarray,
+    y: np.ndarray,
+    grid: Sequence[float],
+    fit: Callable[[np.ndarray, np.ndarray, float], LinearModel],
+    metric: Callable[[np.ndarray, np.ndarray], float],
+    seed: int = 13,
+) -> tuple[float, dict[float, float]]:
+    """The regularisation C with the best mean `metric` over 5 stratified folds of the training rows
+    (ties: the first in `grid`), and each C's score."""
+    from sklearn.model_selection import StratifiedKFold
+
+    folds = list(StratifiedKFold(n_splits=5, shuffle=True, random_state=seed).split(x, y))
+    scores = {
+        c: round(float(np.mean([metric(y[b], fit(x[a], y[a], c).predict(x[b])) for a, b in folds])), 4)
+        for c in grid
+    }
+    return max(scores, key=lambda c: scores[c]), scores

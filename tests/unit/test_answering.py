@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from biocite.agent.coverage import DocumentFrequencies, DocumentTerms, covers, key_concepts
+from biocite.agent.findings import ARTIFACT_VERSION as FINDINGS_VERSION
 from biocite.agent.findings import FindingsModel, cue_features, overlaps_long_answer
 from biocite.agent.graph import Agent, bottom_line_sentence, enforce_guarantees
 from biocite.agent.synthesis import acceptable_query, copied_from, is_fragment, numbers_in, polish
@@ -164,7 +165,7 @@ def test_findings_model_round_trip(tmp_path: Path) -> None:
     dim = 4
     linear = LinearModel(
         kind="findings",
-        version=1,
+        version=FINDINGS_VERSION,
         labels=["other", "answer_bearing"],
         mean=[0.0] * dim,
         scale=[1.0] * dim,

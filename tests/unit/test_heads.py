@@ -85,3 +85,20 @@ def test_train_rejects_unknown_labels() -> None:
 def test_data_fingerprint_is_canonical() -> None:
     assert data_fingerprint([{"a": 1, "b": 2}]) == data_fingerprint([{"b": 2, "a": 1}])
     assert data_fingerprint([{"a": 1}]) != data_fingerprint([{"a": 2}])
+
+
+def test_choose_c_scores_every_candidate_by_cross_validation() -> None:
+    from sklearn.metrics import accuracy_score
+
+    from biocite.heads import LinearModel, choose_c
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(120, 3))
+    y = (x[:, 0] + 0.3 * rng.normal(size=120) > 0).astype(int)
+
+    def fit(a: np.ndarray, b: np.ndarray, c: float) -> LinearModel:
+        return LinearModel.fit(a, b, kind="t", version=1, labels=["n", "p"], c=c)
+
+    best, scores = choose_c(x, y, [1e-4, 1.0], fit, accuracy_score)
+    assert set(scores) == {1e-4, 1.0} and best == max(scores, key=lambda c: scores[c])
+    assert scores[1.0] > 0.8  # a learnable signal is found by the better-regularised candidate
