@@ -10,7 +10,7 @@ started earlier, e.g. in the background with `biocite batch`), then prints
   (`biocite report`: completeness, correctness, citation support, abstention; BioGen has no public gold
   nuggets, so no nugget recall).
 
-    python bench/batch_biogen.py --index-dir /tmp/lead/index_default [--modes generate,extractive]
+    python bench/batch_biogen.py --index-dir ~/.cache/biocite/index/default [--modes generate,extractive]
         [--out-dir /tmp/batch] [--save-runs bench/runs] [--no-report] [--set k=v]
 Prints figures; asserts nothing.
 """

@@ -7,7 +7,7 @@ the queue state after the run, and the load average (the box is shared: read tim
 A client that gets 429 waits min(Retry-After, --max-backoff) s before its next request, as a polite client
 would; the answer queue holds one running request and `server.queue_size` waiting ones.
 
-    python bench/load_api.py [--clients 50] [--seconds 60] [--set index.dir=/tmp/lead/index_default]
+    python bench/load_api.py [--clients 50] [--seconds 60] [--set index.dir=DIR]
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ import psutil
 from biocite.pubmedqa import read_items
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_INDEX = "/tmp/lead/index_default"
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -183,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", choices=["ask", "search"], help="All clients on one endpoint (diagnosis).")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "load_api_results.txt")
     args = parser.parse_args(argv)
-    args.set = args.set or [f"index.dir={DEFAULT_INDEX}"]
+    args.set = args.set or []  # the default index (<home>/index/default)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = Path(os.environ.get("TMPDIR", "/tmp")) / f"biocite_load_api_{port}.log"

@@ -299,7 +299,8 @@ def _build_milvus(store: DocStore, embedder: Embedder, settings: Settings) -> No
             yield pmids, [tokens[p] for p in pmids], vectors
 
     ix = settings.index
-    MilvusIndex.build(milvus_uri(settings), ix.milvus_collection, rows(), embedder.dim, k1=ix.k1, b=ix.b)
+    built = MilvusIndex.build(milvus_uri(settings), ix.milvus_collection, rows(), embedder.dim, k1=ix.k1, b=ix.b)
+    built.close()  # else milvus-lite keeps its file locked and the index cannot be opened in this process
 
 
 def recorded_inputs(settings: Settings) -> list[Path] | None:

@@ -46,6 +46,10 @@ class MilvusIndex:
         self.lexical = _Lexical(self)
         self.dense = _Dense(self)
 
+    def close(self) -> None:
+        """Release the connection (milvus-lite holds a lock on its database file until then)."""
+        self.client.close()
+
     @classmethod
     def build(
         cls,
