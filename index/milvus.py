@@ -40,15 +40,21 @@ def lite_uri(index_dir: Path) -> str:
 
 
 class MilvusIndex:
-    def __init__(self, client: Any, collection: str) -> None:
+    def __init__(self, client: Any, collection: str, uri: str = "") -> None:
         self.client = client
         self.collection = collection
+        self.uri = uri
         self.lexical = _Lexical(self)
         self.dense = _Dense(self)
 
     def close(self) -> None:
-        """Release the connection (milvus-lite holds a lock on its database file until then)."""
+        """Release the connection, and stop an embedded milvus-lite server: it holds a lock on its database
+        folder until then, and a staged build renames that folder (the lock moves with it)."""
         self.client.close()
+        if self.uri and not self.uri.startswith(("http://", "https://", "tcp://", "unix:")):
+            from milvus_lite.server_manager import server_manager_instance
+
+            server_manager_instance.release_server(self.uri)
 
     @classmethod
     def build(
@@ -87,7 +93,7 @@ class MilvusIndex:
             ]
             client.insert(collection, data)
         client.flush(collection)
-        return cls(client, collection)
+        return cls(client, collection, uri)
 
     @classmethod
     def open(cls, uri: str, collection: str) -> MilvusIndex:
@@ -97,7 +103,7 @@ class MilvusIndex:
                 f"Milvus at {uri} has no collection {collection!r}: run `biocite index build`"
             )
         client.load_collection(collection)
-        return cls(client, collection)
+        return cls(client, collection, uri)
 
     def _search(self, data: list[Any], field: str, metric: str, k: int) -> list[list[tuple[str, float]]]:
         results = self.client.search(self.collection, data=data, anns_field=field, limit=k,

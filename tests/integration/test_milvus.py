@@ -32,3 +32,18 @@ def test_lexical_dense_and_hybrid_search_on_milvus_lite(tmp_path: Path) -> None:
     assert {p for p, _ in fused[:2]} == {"1002", "1004"}  # one from each side
     with pytest.raises(IndexMismatchError, match="no collection 'other'"):
         MilvusIndex.open(uri, "other")
+
+
+def test_a_closed_build_can_be_moved_and_opened_in_the_same_process(tmp_path: Path) -> None:
+    """A staged build renames the folder holding milvus-lite's database; the build must release its embedded
+    server (and its lock) or opening the renamed index in the same process fails (bench/milvus_pubmedqa)."""
+    pmids = [d["pmid"] for d in MINI_CORPUS]
+    tokens = [tokenize(d["abstract"]) for d in MINI_CORPUS]
+    staging, final = tmp_path / "index.staging", tmp_path / "index"
+    staging.mkdir()
+    vectors = np.eye(len(pmids), 8, dtype=np.float32)
+    MilvusIndex.build(str(staging / "milvus.db"), "t", [(pmids, tokens, vectors)], 8, k1=1.5, b=0.75).close()
+    staging.rename(final)
+    index = MilvusIndex.open(str(final / "milvus.db"), "t")
+    assert len(index) == 4
+    index.close()
