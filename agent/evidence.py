@@ -148,6 +148,28 @@ def score_sentences(
     return out
 
 
+def covering_picks(ranked: list[ScoredSentence], question_terms: set[str], k: int) -> list[ScoredSentence]:
+    """Up to k sentences of one abstract: the best-ranked first; then, among its answer-bearing sentences
+    (P >= 0.5, the findings model's own decision boundary), the one naming most question terms the picks
+    so far leave out ("severe exacerbations" after a conclusion about symptom control), best rank on ties.
+    Without P(answer-bearing), or when no such sentence adds a term: rank order."""
+    picks: list[ScoredSentence] = []
+    covered: set[str] = set()
+    rest = list(ranked)
+    while rest and len(picks) < k:
+        gain = [
+            len((question_terms & content_terms(s.sentence.text)) - covered)
+            if picks and s.answer is not None and s.answer >= 0.5
+            else 0
+            for s in rest
+        ]
+        best = max(range(len(rest)), key=lambda i: (gain[i], -i))
+        pick = rest.pop(best)
+        picks.append(pick)
+        covered |= question_terms & content_terms(pick.sentence.text)
+    return picks
+
+
 def select_evidence(
     question: str,
     docs: dict[str, Document],
@@ -178,7 +200,7 @@ def select_evidence(
                 item.answer = float(p)
         scored.sort(key=lambda s: s.rank(answer_weight), reverse=True)
         eligible = [s for s in scored if s.relevance >= min_relevance]
-        chosen.extend((s, doc) for s in eligible[:per_doc])
+        chosen.extend((s, doc) for s in covering_picks(eligible, terms, per_doc))
     chosen.sort(key=lambda item: item[0].rank(answer_weight), reverse=True)
     kept: list[Evidence] = []
     kept_vectors: list[np.ndarray] = []

@@ -42,10 +42,19 @@ from biocite.agent.findings import FindingsModel, load_findings
 from biocite.agent.prompting import load_prompt
 from biocite.agent.state import AgentState, Turn, fresh_turn
 from biocite.agent.synthesis import acceptable_query, polish
-from biocite.agent.verdict import VerdictModel, load_verdict, question_type, top_evidence
+from biocite.agent.verdict import (
+    LLM_WORDS,
+    VerdictModel,
+    llm_messages,
+    load_verdict,
+    question_type,
+    reading_order,
+    top_evidence,
+)
 from biocite.citations import DraftSentence, count_words, drop_repeats, parse_generation
 from biocite.errors import BiociteError, ModelError
-from biocite.llm import make_chat_model, yes_probability
+from biocite.llm import answer_mass, make_chat_model, yes_probability
+from biocite.models import REGISTRY
 from biocite.records import (
     Answer,
     AnswerSentence,
@@ -131,11 +140,13 @@ class Agent:
         self.config = settings.agent
         self._retriever = retriever
         self._chat_model = chat_model
+        self._injected_llm = chat_model is not None
         self._judge = judge
         self._support_model: Any = None
         self._cache: VectorCache | None = None
         self._findings: FindingsModel | None = None
         self._verdict: VerdictModel | None = None
+        self._llm_verdict: VerdictModel | None = None
         self._doc_freqs: DocumentFrequencies | None = None
         self._loaded: set[str] = set()
         self.weights = RelevanceWeights(self.config.cosine_weight, 1.0 - self.config.cosine_weight)
@@ -171,6 +182,22 @@ class Agent:
             if findings is not None:
                 self._verdict = load_verdict(self.settings, findings, self.cache, self.retriever.documents)
         return self._verdict
+
+    @property
+    def llm_verdict_model(self) -> VerdictModel | None:
+        """The verdict model stacked on the local LLM's answer-word mass: only for the registry LLM the
+        shipped features were computed with (not an endpoint, not an injected chat model)."""
+        if "llm_verdict" not in self._loaded:
+            self._loaded.add("llm_verdict")
+            llm = self.settings.llm
+            spec = REGISTRY.get(llm.model)
+            findings = self.findings
+            if llm.backend == "llamacpp" and spec is not None and not self._injected_llm and findings:
+                docs = self.retriever.documents
+                self._llm_verdict = load_verdict(
+                    self.settings, findings, self.cache, docs, llm=llm.model, llm_sha256=spec.sha256
+                )
+        return self._llm_verdict
 
     @property
     def doc_freqs(self) -> DocumentFrequencies | None:
@@ -361,10 +388,18 @@ class Agent:
             return {"question_type": kind, "verdict": "insufficient", "verdict_probability": None}
         if kind != "yes/no" or model is None or not evidence:
             return {"question_type": kind}
-        texts = [e.span.text for e in evidence]
         probs = np.array([e.answer if e.answer is not None else e.relevance for e in evidence])
-        top_texts, weights = top_evidence(probs, texts)
-        verdict, p, _ = model.predict(state["standalone"], top_texts, weights, self.cache)
+        order, weights = top_evidence(probs, [e.span.text for e in evidence])
+        top = [evidence[i] for i in order]
+        texts = [e.span.text for e in top]
+        mass = None
+        llm_model = (
+            self.llm_verdict_model if state["mode"] == "generate" and not state.get("llm_failed") else None
+        )
+        if llm_model is not None:
+            mass = self._verdict_mass(state["standalone"], top)
+            model = llm_model if mass is not None else model
+        verdict, p, _ = model.predict(state["standalone"], texts, weights, mass)
         _emit({"event": "step", "node": "conclude", "detail": f"verdict {verdict} ({p:.2f})"})
         return {"question_type": kind, "verdict": verdict, "verdict_probability": round(p, 4)}
 
@@ -530,6 +565,15 @@ class Agent:
     def route_after_conclude(self, state: AgentState) -> str:
         return "generate" if state["mode"] == "generate" and not state.get("llm_failed") else "extractive"
 
+    def _verdict_mass(self, question: str, top: list[Evidence]) -> dict[str, float] | None:
+        """The LLM's mass on yes/no/maybe for the verdict prompt; None when the call fails."""
+        texts = reading_order([(e.pmid, e.sentence_index, e.span.text) for e in top])
+        try:
+            return answer_mass(self.chat_model, llm_messages(question, texts), LLM_WORDS)
+        except Exception as exc:  # noqa: BLE001 - the cue-only verdict is the fallback
+            self._raise_if_config_error(exc)
+            return None
+
     def sufficient(self, evidence: list[Evidence]) -> bool:
         strong = [e for e in evidence if e.relevance >= self.config.min_relevance]
         return (
@@ -597,10 +641,13 @@ class Agent:
             + "; ".join(c.text for c in concepts)
             + (f" (not covered: {'; '.join(missing)})" if missing else "")
         )
+        # Unknown to the index (abstain): none of the concept's specific words occurs in any abstract. A
+        # concept whose rarest word is absent but whose other words are there ("extracorporeal shockwave
+        # lithotripsy" vs "shock wave lithotripsy") is only listed as not covered.
         unknown = [
             c.text
             for i, c in enumerate(concepts)
-            if i not in union and " " not in c.terms[0] and df.share(c.terms[0]) == 0
+            if i not in union and all(" " not in t and df.share(t) == 0 for t in c.terms)
         ]
         return [e for e in evidence if e.pmid in best], missing, unknown
 

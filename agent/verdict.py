@@ -4,35 +4,46 @@
 clauses -> yes/no; which/what ... are -> list; what/who/when/where/which -> factoid; else open).
 
 `VerdictModel` is a trained multinomial logistic regression over features of the answer-bearing evidence
-(the top sentences by P(answer-bearing), `agent/findings.py`), so it works in extractive mode too:
-- negation, hedging and positive-finding cue counts, weighted by each sentence's P(answer-bearing);
-- whether the question itself is negated;
-- the MiniLM embedding of the weighted evidence and its product with the question's embedding.
+(the top 3 sentences by P(answer-bearing), `agent/findings.py`), so it works in extractive mode too:
+- negation, no-difference, hedging, affirmation and contrast cue counts of the top sentence, and their
+  P(answer-bearing)-weighted mean and maximum over the three; whether the question itself is negated.
+- generate mode, when features ship for the configured local LLM: that LLM's probability mass on "yes",
+  "no" and "maybe" as the first token of the answer to `prompts/verdict.txt` (one extra 1-token call).
+  The features of the train questions are computed once by bench/agent_train_answers.py --llm and shipped
+  in data/pubmedqa/verdict_llm_<model>.json (with the LLM's sha256 and the prompt's); the head is fitted
+  on them in a second on first use.
+(Until version 2 the features included the MiniLM embedding of the evidence: 777 columns for 300 questions,
+which cross-validated below the majority class.)
 Trained on the PubMedQA development questions of the TRAIN part of the split by question (the reranker's:
-seed 13, 60/40), with yes/no/maybe labels; maybe -> "mixed". "insufficient" is the verdict of an abstention
-or of evidence that leaves a key concept uncovered.
+seed 13, 60/40), with yes/no/maybe labels; maybe -> "mixed". C and class weighting are chosen by 5-fold
+cross-validation on train. "insufficient" is the verdict of an abstention or of evidence that leaves a
+key concept uncovered.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
 from biocite import pubmedqa
 from biocite.agent.evidence import TextEncoder
 from biocite.agent.findings import agent_models_dir
+from biocite.agent.prompting import load_prompt
 from biocite.heads import LinearArtifact, LinearModel, choose_c
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 from biocite.records import QuestionType, Verdict
+from biocite.settings import DATA_DIR
 
-ARTIFACT_VERSION = 2  # 2: C chosen by cross-validation on train; the saved layout is biocite.heads.LinearModel
+ARTIFACT_VERSION = 3  # 3: cue features only (+ the LLM's answer-word mass); C and class weights chosen by CV
 KIND = "verdict"
 LABELS: list[Verdict] = ["yes", "no", "mixed"]
 PUBMEDQA_TO_VERDICT: dict[str, Verdict] = {"yes": "yes", "no": "no", "maybe": "mixed"}
@@ -74,45 +85,87 @@ _CUES: dict[str, re.Pattern[str]] = {
         "positive": r"\b(?:significant(?:ly)?|effective|improv\w*|reduc\w*|increas\w*|associated with|"
         r"superior|beneficial|predict\w*|safe|feasible|useful|important|higher|lower|better)\b",
         "numbers": r"\d",
+        "not_significant": r"\bnot (?:statistically )?significant|\bno (?:statistically )?significant"
+        r"|\bnon-?significant|\binsignificant",
+        "negated_verb": r"\bno (?:evidence|support|role|benefit|advantage|impact|influence|value)|\bdoes not support"
+        r"|\bcannot be|\bcould not|\bunable|\b(?:did|do|does|was|were|is|are|has|have) not\b",
+        "equivalence": r"\bsimilar|\bcomparable|\bequivalent|\bno difference|\bequally|\bsame\b",
+        "weak_hedge": r"\bmay\b|\bmight\b|\bcould\b|\bpossibl|\bpotential|\bappear|\bseem|\bsuggest",
+        "strong_hedge": r"\bunclear|\buncertain|\binconclusive|\bcontroversial|\bconflicting|\bmixed\b"
+        r"|\bnot clear|\bremains? to be|\bfurther (?:stud|research|investigation|trials)"
+        r"|\blarger (?:stud|trials|prospective)|\bwarrant|\bpreliminary|\blimited\b|\bnot always|\bonly in"
+        r"|\bsome\b|\bsubgroup|\bpartial",
+        "affirmation": r"\bsignificantly (?:improv|reduc|increas|decreas|lower|higher|better|associat)"
+        r"|\bis (?:a |an )?(?:effective|safe|feasible|useful|reliable|valid|accurate)"
+        r"|\b(?:was|are|is) associated|\bconfirm|\bdemonstrat|\bshow(?:s|ed|n)? that|\bsupport"
+        r"|\bindependent (?:predictor|risk factor)|\bpredict",
+        "contrast": r"\bbut\b|\bhowever\b|\balthough\b|\bwhereas\b|\bdespite\b|\bnevertheless\b",
     }.items()
 }
 _NEGATED_QUESTION = re.compile(rf"\b{_AUX}n't\b|\b{_AUX}\s+(?:\w+\s+)?not\b|\bno\b", re.IGNORECASE)
+LLM_WORDS = ("yes", "no", "maybe")  # the verdict prompt's answer words, in the LLM features' order
 
 
-def evidence_features(
-    question: str,
-    question_vector: np.ndarray,
-    texts: Sequence[str],
-    weights: Sequence[float],
-    vectors: np.ndarray,
-) -> np.ndarray:
-    """One feature row for (question, weighted evidence sentences)."""
+def _cues(text: str) -> list[float]:
+    return [min(len(p.findall(text)), 3) / 3 for p in _CUES.values()]
+
+
+def evidence_features(question: str, texts: Sequence[str], weights: Sequence[float]) -> np.ndarray:
+    """One feature row for (question, answer-bearing evidence sentences, most answer-bearing first): the
+    cue counts of the top sentence, their P(answer-bearing)-weighted mean and maximum over the sentences,
+    and whether the question itself is negated."""
+    n = len(_CUES)
+    if not texts:
+        return np.zeros(3 * n + 1, dtype=np.float32)
     w = np.asarray(weights, dtype=np.float32)
-    w = w / w.sum() if w.sum() > 0 else np.full(len(texts), 1 / max(len(texts), 1), dtype=np.float32)
-    cues = np.array(
-        [[min(len(p.findall(t)), 3) / 3 for p in _CUES.values()] for t in texts], dtype=np.float32
-    )
-    weighted = w @ cues if len(texts) else np.zeros(len(_CUES), dtype=np.float32)
-    top = cues[0] if len(texts) else np.zeros(len(_CUES), dtype=np.float32)
-    mean = w @ vectors if len(texts) else np.zeros_like(question_vector)
+    w = w / w.sum() if w.sum() > 0 else np.full(len(texts), 1 / len(texts), dtype=np.float32)
+    cues = np.array([_cues(t) for t in texts], dtype=np.float32)
     negated = float(bool(_NEGATED_QUESTION.search(question)))
-    extra = np.array([negated, float(np.max(weights)) if len(weights) else 0.0], dtype=np.float32)
-    return np.hstack([weighted, top, extra, mean, mean * question_vector]).astype(np.float32)
+    return np.hstack([cues[0], w @ cues, cues.max(axis=0), [negated]]).astype(np.float32)
+
+
+def llm_features(mass: Mapping[str, float]) -> np.ndarray:
+    """log P of each answer word of the verdict prompt (floored: a word outside the top logprobs)."""
+    return np.log(np.array([mass.get(w, 0.0) for w in LLM_WORDS], dtype=np.float32) + 1e-4)
+
+
+def llm_messages(question: str, texts: Sequence[str]) -> list[Any]:
+    """The verdict prompt; `texts` grouped by abstract, in text order (`reading_order`)."""
+    return load_prompt("verdict").messages(evidence=" ".join(texts), question=question)
+
+
+def reading_order(items: Sequence[tuple[str, int, str]]) -> list[str]:
+    """(pmid, sentence index, text) of the top evidence -> texts grouped by abstract (first-ranked abstract
+    first), each abstract's sentences in text order: how the LLM features were computed for training."""
+    rank = {pmid: i for i, (pmid, _, _) in reversed(list(enumerate(items)))}
+    return [t for _, _, t in sorted(items, key=lambda x: (rank[x[0]], x[1]))]
 
 
 @dataclass(frozen=True)
 class VerdictModel(LinearArtifact):
-    """yes / no / mixed: a multinomial logistic regression over standardised `evidence_features`."""
+    """yes / no / mixed: a multinomial logistic regression over standardised `evidence_features`, plus the
+    LLM's `llm_features` when the model was trained with them (`meta["llm"]` names that LLM)."""
+
+    @property
+    def llm(self) -> str | None:
+        return self.meta.get("llm")
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         return self.linear.predict_proba(features)
 
     def predict(
-        self, question: str, texts: Sequence[str], weights: Sequence[float], encode: TextEncoder
+        self,
+        question: str,
+        texts: Sequence[str],
+        weights: Sequence[float],
+        llm_mass: Mapping[str, float] | None = None,
     ) -> tuple[Verdict, float, dict[str, float]]:
         """(verdict, its probability, all probabilities) from the answer-bearing evidence sentences."""
-        vectors = encode.encode([question, *texts])
-        row = evidence_features(question, vectors[0], texts, weights, vectors[1:])
+        row = evidence_features(question, texts, weights)
+        if self.llm is not None:
+            if llm_mass is None:
+                raise ValueError(f"this verdict model needs the answer-word mass of {self.llm}")
+            row = np.hstack([row, llm_features(llm_mass)])
         probs = self.probabilities(row[None, :])[0]
         best = int(np.argmax(probs))
         return (
@@ -130,83 +183,186 @@ class VerdictModel(LinearArtifact):
 
 def top_evidence(
     probabilities: np.ndarray, texts: Sequence[str], k: int = 3
-) -> tuple[list[str], list[float]]:
+) -> tuple[list[int], list[float]]:
+    """Indices and P(answer-bearing) of the k most answer-bearing sentences, best first."""
     order = np.argsort(-probabilities, kind="stable")[:k]
-    return [texts[i] for i in order], [float(probabilities[i]) for i in order]
+    return [int(i) for i in order], [float(probabilities[i]) for i in order]
 
 
-def training_rows(
-    pmids: Sequence[str], encoder: TextEncoder, findings: Any, store: Any, k: int = 3
-) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Feature rows and labels for PubMedQA questions: the source abstract's top-k answer-bearing sentences
-    (as the agent would rank them), from the index's stored sentences."""
+class TrainingRow(BaseModel):
+    """One PubMedQA question as the verdict model sees it: its source abstract's top answer-bearing
+    sentences (best first, as the agent ranks them) and the gold verdict."""
+
+    pmid: str
+    question: str
+    texts: list[str]
+    weights: list[float]
+    reading_order: list[str]
+    label: Verdict
+
+
+def training_rows(pmids: Sequence[str], encoder: TextEncoder, findings: Any, store: Any) -> list[TrainingRow]:
+    """The rows of these PubMedQA questions whose source abstract is in the index."""
     items = {item.pmid: item for item in pubmedqa.read_items()}
-    rows, labels, kept = [], [], []
+    rows = []
     for pmid in pmids:
         sentences = store.sentences(pmid)
         if not sentences:
             continue
         question = items[pmid].question
         probs = findings.score(question, sentences, [len(sentences)] * len(sentences), encoder)
-        texts, weights = top_evidence(probs, [s.text for s in sentences], k)
-        vectors = encoder.encode([question, *texts])
-        rows.append(evidence_features(question, vectors[0], texts, weights, vectors[1:]))
-        labels.append(LABELS.index(PUBMEDQA_TO_VERDICT[items[pmid].final_decision]))
-        kept.append(pmid)
-    if not rows:
-        raise ValueError("no training abstract in the index")
-    return np.vstack(rows), np.asarray(labels), kept
+        order, weights = top_evidence(probs, [s.text for s in sentences])
+        rows.append(
+            TrainingRow(
+                pmid=pmid,
+                question=question,
+                texts=[sentences[i].text for i in order],
+                weights=weights,
+                reading_order=[sentences[i].text for i in sorted(order)],
+                label=PUBMEDQA_TO_VERDICT[items[pmid].final_decision],
+            )
+        )
+    return rows
 
 
-C_GRID = (0.003, 0.01, 0.03, 0.1)  # regularisation candidates, chosen among by cross-validation on train
+def feature_matrix(
+    rows: Sequence[TrainingRow], llm_masses: Mapping[str, Mapping[str, float]] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(features, label indices); with `llm_masses` (by PMID) the LLM columns are appended."""
+    x = [evidence_features(r.question, r.texts, r.weights) for r in rows]
+    if llm_masses is not None:
+        x = [np.hstack([f, llm_features(llm_masses[r.pmid])]) for f, r in zip(x, rows, strict=True)]
+    return np.vstack(x), np.array([LABELS.index(r.label) for r in rows])
 
 
-def fit_verdict(x: np.ndarray, y: np.ndarray, c: float, seed: int = 13) -> LinearModel:
+# Regularisation and class weighting, chosen together by 5-fold cross-validation on train; the score is the
+# mean of accuracy and macro-F1 (issue 12 asks for both).
+C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0)
+CLASS_WEIGHTS = ("balanced", "none")
+
+
+def fit_verdict(x: np.ndarray, y: np.ndarray, c: float, class_weight: str = "balanced") -> LinearModel:
     return LinearModel.fit(
-        x, y, kind=KIND, version=ARTIFACT_VERSION, labels=LABELS, c=c, max_iter=3000, seed=seed
-    )
+        x, y, kind=KIND, version=ARTIFACT_VERSION, labels=LABELS, c=c, max_iter=3000, seed=13,
+        balanced=class_weight == "balanced",
+    )  # fmt: skip
+
+
+def _accuracy_and_macro_f1(gold: np.ndarray, predicted: np.ndarray) -> float:
+    from sklearn.metrics import accuracy_score, f1_score
+
+    return (accuracy_score(gold, predicted) + f1_score(gold, predicted, average="macro")) / 2
+
+
+def fit_with_cv(x: np.ndarray, y: np.ndarray) -> tuple[LinearModel, dict[str, Any]]:
+    """The model refitted on all rows with the (C, class weighting) of the best cross-validated score."""
+    scores: dict[str, float] = {}
+    best: tuple[float, float, str] | None = None
+    for weighting in CLASS_WEIGHTS:
+        c, by_c = choose_c(x, y, C_GRID, partial(fit_verdict, class_weight=weighting), _accuracy_and_macro_f1)
+        scores.update({f"{weighting}:C={k}": v for k, v in by_c.items()})
+        if best is None or by_c[c] > best[0]:
+            best = (by_c[c], c, weighting)
+    assert best is not None
+    _, c, weighting = best
+    return fit_verdict(x, y, c, weighting), {"C": c, "class_weight": weighting, "cv_scores": scores}
 
 
 def train_verdict(
-    encoder: TextEncoder, embedder_name: str, findings: Any, store: Any, *, c: float | None = None
+    encoder: TextEncoder,
+    embedder_name: str,
+    findings: Any,
+    store: Any,
+    llm_masses: LLMFeatures | None = None,
 ) -> VerdictModel:
-    """C: given, or chosen by 5-fold cross-validation on the training rows (macro-F1)."""
-
+    """Trained on the TRAIN questions of the shared PubMedQA split; with `llm_masses`, on those of its
+    questions that have them, with the LLM columns."""
     started = time.perf_counter()
     train, _ = split_questions(load_questions())
-    x, y, kept = training_rows([q.pmid for q in train], encoder, findings, store)
-    if len(kept) < 50:
+    rows = training_rows([q.pmid for q in train], encoder, findings, store)
+    if llm_masses is not None:
+        rows = [r for r in rows if r.pmid in llm_masses.rows]
+    if len(rows) < 50:
         raise ValueError("the index holds fewer than 50 training abstracts")
-    cv_scores = None
-    if c is None:
-        from sklearn.metrics import f1_score
-
-        c, cv_scores = choose_c(x, y, C_GRID, fit_verdict, partial(f1_score, average="macro"))
-    fitted = fit_verdict(x, y, c)
+    x, y = feature_matrix(rows, llm_masses.rows if llm_masses else None)
+    fitted, choice = fit_with_cv(x, y)
     meta = {
         "embedder": embedder_name,
-        "split": {"seed": SPLIT_SEED, "train_share": TRAIN_SHARE, "train_questions": len(kept)},
+        "llm": llm_masses.llm if llm_masses else None,
+        "llm_features": llm_masses.provenance() if llm_masses else None,
+        "split": {"seed": SPLIT_SEED, "train_share": TRAIN_SHARE, "train_questions": len(rows)},
         "label_counts": {k: int((y == i).sum()) for i, k in enumerate(LABELS)},
-        "C": c,
-        "C_cv_scores": cv_scores,
+        **choice,
         "train_seconds": round(time.perf_counter() - started, 1),
     }
     return VerdictModel(fitted.model_copy(update={"meta": meta}))
 
 
-def load_verdict(
-    settings: Any, findings: Any, encoder: TextEncoder, store: Any, *, train_if_missing: bool = True
-) -> VerdictModel | None:
-    """The cached verdict model for the findings model's embedder; trained and saved on first use."""
+# --- the LLM's answer-word mass on the verdict prompt, for the TRAIN questions -----------------------------
 
-    path = agent_models_dir(settings) / f"verdict-{findings.embedder}.json"
+
+class LLMFeatures(BaseModel):
+    """The verdict prompt's answer-word mass of one LLM on the train questions (by PMID), shipped in
+    data/pubmedqa/ because computing it takes ~10 minutes of LLM time (bench/agent_train_answers.py --llm
+    writes it). Valid only for the same LLM file and prompt."""
+
+    llm: str
+    llm_sha256: str
+    prompt_sha256: str
+    split: dict[str, Any]
+    rows: dict[str, dict[str, float]]
+
+    def provenance(self) -> dict[str, Any]:
+        return {"llm_sha256": self.llm_sha256, "prompt_sha256": self.prompt_sha256, "rows": len(self.rows)}
+
+
+def prompt_sha256() -> str:
+    prompt = load_prompt("verdict")
+    return hashlib.sha256(f"{prompt.system}\n{prompt.user}".encode()).hexdigest()
+
+
+def llm_features_path(llm: str) -> Path:
+    return DATA_DIR / "pubmedqa" / f"verdict_llm_{llm}.json"
+
+
+def load_llm_features(llm: str, llm_sha256: str | None) -> LLMFeatures | None:
+    """The shipped features for this LLM when they match its file and today's prompt; else None."""
+    path = llm_features_path(llm)
+    if not path.is_file():
+        return None
+    features = LLMFeatures.model_validate_json(path.read_text())
+    if features.llm_sha256 != llm_sha256 or features.prompt_sha256 != prompt_sha256():
+        return None
+    return features
+
+
+def load_verdict(
+    settings: Any,
+    findings: Any,
+    encoder: TextEncoder,
+    store: Any,
+    *,
+    llm: str | None = None,
+    llm_sha256: str | None = None,
+    train_if_missing: bool = True,
+) -> VerdictModel | None:
+    """The cached verdict model for the findings model's embedder (with `llm`: the one stacked on that LLM's
+    answer-word mass, None when no features ship for it); trained and saved on first use (seconds)."""
+    llm_masses = None
+    if llm is not None:
+        llm_masses = load_llm_features(llm, llm_sha256)
+        if llm_masses is None:
+            return None
+    suffix = f"-llm-{llm}" if llm else ""
+    path = agent_models_dir(settings) / f"verdict-{findings.embedder}{suffix}.json"
     if path.is_file() and (model := VerdictModel.load(path)) is not None:
-        return model
-    # missing, or of another version or layout (written by an older biocite): trained and replaced
+        if model.meta.get("llm_features") == (llm_masses.provenance() if llm_masses else None):
+            return model
+    # missing, of another version or layout, or trained on other LLM features: trained and replaced
     if not train_if_missing:
         return None
     try:
-        model = train_verdict(encoder, findings.embedder, findings, store)
+        model = train_verdict(encoder, findings.embedder, findings, store, llm_masses)
     except ValueError:  # an index without enough of the training abstracts
         return None
     model.save(path)

@@ -8,11 +8,16 @@ the source abstract given (no retrieval), against simple references measured in 
   long answer (the conclusions), vs. the top sentence by question cosine (the old signal) and vs. the
   abstract's last sentence;
 - verdict model: accuracy and macro-F1 over yes/no/maybe on the held-out source abstracts, vs. the
-  majority class; C of each logistic regression chosen by 5-fold cross-validation on the TRAIN part.
+  majority class; C (and class weighting) of each logistic regression chosen by 5-fold cross-validation
+  on the TRAIN part;
+- with --llm: the local LLM's (settings llm.model) answer-word mass on the verdict prompt for train and
+  held-out questions; the train part is written to data/pubmedqa/verdict_llm_<model>.json (shipped), the
+  stacked verdict model is fitted on it and measured on the held-out part, beside the LLM's zero-shot
+  answer (argmax).
 
-Saves both artifacts where the agent reads them (agent.models_dir, default <home>/models/agent/).
+Saves the artifacts where the agent reads them (agent.models_dir, default <home>/models/agent/).
 
-    python bench/agent_train_answers.py [--set agent.models_dir=/tmp/agent-models]
+    python bench/agent_train_answers.py [--set agent.models_dir=/tmp/agent-models] [--llm [--llm-masses F]]
 """
 
 from __future__ import annotations
@@ -22,19 +27,59 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
+from sklearn.metrics import accuracy_score, f1_score  # noqa: E402
 
 from biocite.agent import findings as F  # noqa: E402
 from biocite.agent import verdict as V  # noqa: E402
 from biocite.agent.evidence import VectorCache  # noqa: E402
+from biocite.files import atomic_write_json  # noqa: E402
 from biocite.index.build import open_index  # noqa: E402
+from biocite.llm import answer_mass, make_chat_model  # noqa: E402
+from biocite.models import REGISTRY  # noqa: E402
 from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
-from biocite.settings import load_settings  # noqa: E402
+from biocite.settings import Settings, load_settings  # noqa: E402
+
+
+def report(
+    name: str,
+    verdict: V.VerdictModel,
+    held: list[V.TrainingRow],
+    masses: dict[str, dict[str, float]] | None,
+    train: list[V.TrainingRow],
+) -> None:
+    """Accuracy and macro-F1 on the held-out source abstracts, vs. the train majority class."""
+    x, y = V.feature_matrix(held, masses)
+    predicted = verdict.probabilities(x).argmax(axis=1)
+    _, y_train = V.feature_matrix(train)
+    majority = np.full_like(y, np.bincount(y_train).argmax())
+    print(
+        f"{name} on held-out source abstracts ({len(y)}): accuracy {accuracy_score(y, predicted):.3f}, "
+        f"macro-F1 {f1_score(y, predicted, average='macro'):.3f}; majority class "
+        f"{accuracy_score(y, majority):.3f} / {f1_score(y, majority, average='macro'):.3f}",
+        flush=True,
+    )
+
+
+def llm_masses(
+    settings: Settings, rows: list[V.TrainingRow], reuse: Path | None
+) -> dict[str, dict[str, float]]:
+    """The local LLM's answer-word mass on the verdict prompt for each row (~2.5 s each on 2 cores)."""
+    masses: dict[str, dict[str, float]] = json.loads(reuse.read_text()) if reuse else {}
+    chat = make_chat_model(settings)
+    started = time.perf_counter()
+    for i, row in enumerate(r for r in rows if r.pmid not in masses):
+        mass = answer_mass(chat, V.llm_messages(row.question, row.reading_order), V.LLM_WORDS)
+        masses[row.pmid] = mass or dict.fromkeys(V.LLM_WORDS, 0.0)
+        if i % 50 == 0:
+            print(f"  LLM mass {i}: {time.perf_counter() - started:.0f} s", flush=True)
+    return masses
 
 
 def main() -> None:
@@ -42,8 +87,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--set", dest="overrides", action="append", default=[])
+    parser.add_argument("--llm", action="store_true", help="also the verdict model stacked on the local LLM")
+    parser.add_argument("--llm-masses", type=Path, default=None, help="reuse a previous run's masses (JSON)")
     args = parser.parse_args()
-    from sklearn.metrics import accuracy_score, f1_score
 
     settings = load_settings(None, args.overrides)
     index = open_index(settings)
@@ -58,7 +104,9 @@ def main() -> None:
     x, y = F.abstract_features(items, cache)
     print(f"findings training: {len(items)} abstracts, {len(y)} sentences, {int(y.sum())} positive "
           f"({time.perf_counter() - started:.0f} s)", flush=True)  # fmt: skip
-    model = F.train_findings(cache, index.embedder.name, index.docs)  # C by 5-fold CV on train, as on first use
+    model = F.train_findings(
+        cache, index.embedder.name, index.docs
+    )  # C by 5-fold CV on train, as on first use
     print(f"findings C by 5-fold CV on train (balanced accuracy): {model.meta['C_cv_scores']} -> {model.meta['C']}",
           flush=True)  # fmt: skip
     model.save(out_dir / f"findings-{index.embedder.name}.json")
@@ -77,25 +125,37 @@ def main() -> None:
     )
 
     # --- verdict
-    xv, yv, _ = V.training_rows([q.pmid for q in train], cache, model, index.docs)
-
-    def macro(a: np.ndarray, b: np.ndarray) -> float:
-        return float(f1_score(a, b, average="macro"))
-
-    verdict = V.train_verdict(cache, index.embedder.name, model, index.docs)  # C by 5-fold CV, as on first use
-    print(f"verdict C by 5-fold CV on train (macro-F1): {verdict.meta['C_cv_scores']} -> {verdict.meta['C']}",
-          flush=True)  # fmt: skip
+    rows = V.training_rows([q.pmid for q in train], cache, model, index.docs)
+    held_rows = V.training_rows([q.pmid for q in held_out], cache, model, index.docs)
+    verdict = V.train_verdict(cache, index.embedder.name, model, index.docs)  # as on first use
+    print(f"verdict (cues) C and class weights by 5-fold CV on train (mean of accuracy and macro-F1): "
+          f"{verdict.meta['cv_scores']} -> C={verdict.meta['C']}, {verdict.meta['class_weight']}", flush=True)  # fmt: skip
     verdict.save(out_dir / f"verdict-{index.embedder.name}.json")
-    xh, yh, _ = V.training_rows([q.pmid for q in held_out], cache, model, index.docs)
-    predicted = verdict.probabilities(xh).argmax(axis=1)
-    majority = np.full_like(yh, np.bincount(yv).argmax())
-    print(
-        f"verdict on held-out source abstracts ({len(yh)}): accuracy {accuracy_score(yh, predicted):.3f}, "
-        f"macro-F1 {macro(yh, predicted):.3f}; majority class {accuracy_score(yh, majority):.3f} / "
-        f"{macro(yh, majority):.3f}"
-    )
+    report("verdict (cues, extractive)", verdict, held_rows, None, rows)
+    if args.llm:
+        masses = llm_masses(settings, rows + held_rows, args.llm_masses)
+        features = V.LLMFeatures(
+            llm=settings.llm.model,
+            llm_sha256=REGISTRY[settings.llm.model].sha256,
+            prompt_sha256=V.prompt_sha256(),
+            split={"seed": 13, "train_share": 0.6, "side": "train"},
+            rows={r.pmid: masses[r.pmid] for r in rows},
+        )
+        path = V.llm_features_path(settings.llm.model)
+        atomic_write_json(path, features.model_dump())
+        print(f"LLM answer-word mass of the {len(rows)} train questions written to {path}")
+        stacked = V.train_verdict(cache, index.embedder.name, model, index.docs, features)
+        print(
+            f"verdict (cues + LLM) by 5-fold CV on train: C={stacked.meta['C']}, {stacked.meta['class_weight']}"
+        )
+        stacked.save(out_dir / f"verdict-{index.embedder.name}-llm-{settings.llm.model}.json")
+        report("verdict (cues + LLM, generate)", stacked, held_rows, masses, rows)
+        zero_shot = [max(V.LLM_WORDS, key=lambda w: masses[r.pmid][w]) for r in held_rows]
+        gold = [{"mixed": "maybe"}.get(r.label, r.label) for r in held_rows]
+        print(f"  LLM zero-shot (argmax of the mass): accuracy {accuracy_score(gold, zero_shot):.3f}, "
+              f"macro-F1 {f1_score(gold, zero_shot, average='macro'):.3f}")  # fmt: skip
     print(f"saved to {out_dir}; {time.perf_counter() - started:.0f} s in all")
-    print(json.dumps({"findings_meta": model.meta, "verdict_meta": verdict.meta}, indent=1))
+    print(json.dumps({"findings_meta": model.meta, "verdict_meta": verdict.meta}, indent=1, default=str))
 
 
 if __name__ == "__main__":

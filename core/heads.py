@@ -303,13 +303,16 @@ class LinearModel(BaseModel):
         max_iter: int = 2000,
         seed: int = 13,
         meta: dict[str, Any] | None = None,
+        balanced: bool = True,
     ) -> LinearModel:
-        """Standardise, then a class-balanced L2 logistic regression (sklearn); `y` holds label indices."""
+        """Standardise, then an L2 logistic regression (sklearn; class-balanced unless `balanced` is False);
+        `y` holds label indices."""
         from sklearn.linear_model import LogisticRegression
         from sklearn.preprocessing import StandardScaler
 
         scaler = StandardScaler().fit(x)
-        model = LogisticRegression(C=c, max_iter=max_iter, random_state=seed, class_weight="balanced")
+        weights = "balanced" if balanced else None
+        model = LogisticRegression(C=c, max_iter=max_iter, random_state=seed, class_weight=weights)
         model.fit(scaler.transform(x), y)
         return cls(
             kind=kind,

@@ -18,7 +18,7 @@ import os
 import queue
 import string
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -341,14 +341,15 @@ def _normalise(token: str) -> str:
     return token.strip().strip(string.punctuation + "\u2581\u0120").lower()
 
 
-def yes_no_mass(logprobs: dict[str, Any] | None) -> tuple[float, float] | None:
-    """Probability mass of 'yes' and 'no' tokens among the first position's top logprobs (OpenAI shape)."""
+def word_mass(logprobs: dict[str, Any] | None, words: Sequence[str]) -> dict[str, float] | None:
+    """Probability mass of each answer word among the first position's top logprobs (OpenAI shape); token
+    variants ("Yes", " yes", "YES.") count for their word, a repeated token once."""
     content = (logprobs or {}).get("content") or []
     if not content:
         return None
     first = content[0]
     candidates = first.get("top_logprobs") or [first]
-    p_yes = p_no = 0.0
+    mass = dict.fromkeys(words, 0.0)
     seen: set[str] = set()
     for cand in candidates:
         token = cand.get("token", "")
@@ -356,11 +357,26 @@ def yes_no_mass(logprobs: dict[str, Any] | None) -> tuple[float, float] | None:
             continue
         seen.add(token)
         word = _normalise(token)
-        if word == "yes":
-            p_yes += math.exp(cand["logprob"])
-        elif word == "no":
-            p_no += math.exp(cand["logprob"])
-    return p_yes, p_no
+        if word in mass:
+            mass[word] += math.exp(cand["logprob"])
+    return mass
+
+
+def yes_no_mass(logprobs: dict[str, Any] | None) -> tuple[float, float] | None:
+    """Probability mass of 'yes' and 'no' tokens among the first position's top logprobs (OpenAI shape)."""
+    mass = word_mass(logprobs, ("yes", "no"))
+    return None if mass is None else (mass["yes"], mass["no"])
+
+
+def answer_mass(
+    chat_model: BaseChatModel, messages: LanguageModelInput, words: Sequence[str], top_logprobs: int = 20
+) -> dict[str, float] | None:
+    """The first answer token's probability mass on each of `words`; None without logprobs."""
+    reply = chat_model.invoke(
+        messages, logprobs=True, top_logprobs=top_logprobs, max_tokens=1, temperature=0.0
+    )
+    mass = word_mass(reply.response_metadata.get("logprobs"), words)
+    return mass if mass is not None and sum(mass.values()) > 0 else None
 
 
 def _parse_word(text: str) -> float | None:

@@ -11,14 +11,23 @@ import numpy as np
 import pytest
 
 from biocite.agent.coverage import DocumentFrequencies, DocumentTerms, covers, key_concepts
+from biocite.agent.evidence import ScoredSentence, content_terms, covering_picks
 from biocite.agent.findings import ARTIFACT_VERSION as FINDINGS_VERSION
 from biocite.agent.findings import FindingsModel, cue_features, overlaps_long_answer
 from biocite.agent.graph import Agent, bottom_line_sentence, enforce_guarantees
 from biocite.agent.synthesis import acceptable_query, copied_from, is_fragment, numbers_in, polish
-from biocite.agent.verdict import LABELS, VerdictModel, fit_verdict, question_type
+from biocite.agent.verdict import (
+    LABELS,
+    VerdictModel,
+    evidence_features,
+    fit_verdict,
+    llm_features,
+    question_type,
+    reading_order,
+)
 from biocite.errors import ModelError
 from biocite.heads import LinearModel
-from biocite.records import AnswerSentence, Citation, Document, Evidence, Span
+from biocite.records import AnswerSentence, Citation, Document, Evidence, Sentence, Span
 from biocite.tokenize import tokenize
 from tests.unit.agent_fakes import ABSTRACTS, FakeDocs, FakeRetriever, agent_settings
 
@@ -206,6 +215,53 @@ def test_verdict_model_learns_separable_labels_and_round_trips(tmp_path: Path) -
     assert (probs.argmax(axis=1) == y).mean() > 0.9 and LABELS == ["yes", "no", "mixed"]
 
 
+def test_verdict_features_read_negation_and_hedging_of_the_top_sentence() -> None:
+    question = "Does metformin reduce body weight?"
+    negative = evidence_features(question, ["Metformin did not reduce body weight (p=0.4)."], [0.9])
+    positive = evidence_features(question, ["Metformin significantly reduced body weight."], [0.9])
+    hedged = evidence_features(question, ["Metformin may reduce weight; further studies are warranted."], [0.9])
+    assert negative.shape == positive.shape == hedged.shape and not np.allclose(negative, positive)
+    assert evidence_features(question, [], []).shape == negative.shape and not hedged[-1]  # question not negated
+
+
+def test_llm_verdict_model_needs_the_llm_mass_and_uses_it(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    y = np.repeat(np.arange(3), 30)
+    masses = [dict(zip(["yes", "no", "maybe"], np.eye(3)[k] * 0.9 + 0.03, strict=True)) for k in y]
+    cues = evidence_features("Does it work?", ["It worked."], [1.0])
+    x = np.vstack([np.hstack([cues + rng.normal(0, 0.01, cues.shape), llm_features(m)]) for m in masses])
+    linear = fit_verdict(x.astype(np.float32), y, c=1.0)
+    model = VerdictModel(linear.model_copy(update={"meta": {"llm": "qwen1.5b"}}))
+    with pytest.raises(ValueError, match="qwen1.5b"):
+        model.predict("Does it work?", ["It worked."], [1.0])
+    assert model.predict("Does it work?", ["It worked."], [1.0], {"yes": 0.02, "no": 0.95})[0] == "no"
+    assert model.predict("Does it work?", ["It worked."], [1.0], {"yes": 0.95, "no": 0.01})[0] == "yes"
+
+
+def test_second_pick_names_the_asked_outcome_the_first_leaves_out() -> None:
+    """The demo question: after the conclusion on symptom control, the severe-exacerbation result."""
+    question = "Does as-needed budesonide-formoterol reduce severe exacerbations in mild asthma?"
+
+    def scored(i: int, text: str, answer: float | None, rank: float) -> ScoredSentence:
+        return ScoredSentence(Sentence(pmid="1", index=i, start=0, end=len(text), text=text), rank, 0.0, rank, answer)
+
+    conclusion = scored(0, "In mild asthma, as-needed budesonide-formoterol improved symptom control.", 0.9, 0.8)
+    exposure = scored(1, "Budesonide-formoterol resulted in lower glucocorticoid exposure.", 0.95, 0.7)
+    severe = scored(2, "The annual rate of severe exacerbations was 0.07 with budesonide-formoterol.", 0.7, 0.6)
+    methods = scored(3, "Severe exacerbations were recorded in a diary.", 0.1, 0.5)
+    ranked = [conclusion, exposure, severe, methods]
+    terms = content_terms(question)
+    assert covering_picks(ranked, terms, 2) == [conclusion, severe]  # methods is not answer-bearing
+    assert covering_picks(ranked, terms, 1) == [conclusion]
+    no_model = [ScoredSentence(x.sentence, x.cosine, x.lexical, x.relevance, None) for x in ranked]
+    assert covering_picks(no_model, terms, 2) == no_model[:2]  # without P(answer-bearing): rank order
+
+
+def test_reading_order_groups_evidence_by_abstract_in_text_order() -> None:
+    top = [("2", 5, "b5"), ("1", 3, "a3"), ("2", 1, "b1")]
+    assert reading_order(top) == ["b1", "b5", "a3"]
+
+
 def test_bottom_line_cites_the_most_answer_bearing_evidence_and_survives_generate_guarantees() -> None:
     weak, strong = _evidence("1", "Background sentence.", 0.1), _evidence("2", "Rates fell by 30%.", 0.9)
     line = bottom_line_sentence("yes", [weak, strong])
@@ -235,6 +291,15 @@ def test_agent_abstains_naming_a_concept_no_indexed_abstract_mentions() -> None:
     assert answer.abstained and answer.not_covered == ["tirzepatide"]
     assert "tirzepatide" in (answer.abstain_reason or "")
     assert answer.question_type == "yes/no" and answer.verdict == "insufficient"
+
+
+def test_a_concept_partly_in_the_index_is_listed_as_not_covered_not_abstained_on() -> None:
+    """'shockwave' is in no abstract, but 'metformin' of the same concept is: answer, naming the concept."""
+    settings = agent_settings("agent.max_concept_df=0.6", "agent.min_evidence=1")
+    agent = Agent(settings, retriever=TokenDocsRetriever())
+    answer = agent.ask("Does shockwave metformin reduce body weight in type 2 diabetes?", mode="extractive")
+    assert not answer.abstained and answer.not_covered == ["shockwave metformin"]
+    assert answer.verdict == "insufficient"
 
 
 def test_agent_says_what_is_not_covered_and_gives_no_verdict_for_another_entity() -> None:
