@@ -388,14 +388,11 @@ class Agent:
             return {"question_type": kind, "verdict": "insufficient", "verdict_probability": None}
         if kind != "yes/no" or model is None or not evidence:
             return {"question_type": kind}
-        probs = np.array([e.answer if e.answer is not None else e.relevance for e in evidence])
-        order, weights = top_evidence(probs, [e.span.text for e in evidence])
-        top = [evidence[i] for i in order]
-        texts = [e.span.text for e in top]
+        top, weights = self._verdict_evidence(state["standalone"], evidence, state.get("hits", []))
+        texts = [text for _, _, text in top]
         mass = None
-        llm_model = (
-            self.llm_verdict_model if state["mode"] == "generate" and not state.get("llm_failed") else None
-        )
+        generating = state["mode"] == "generate" and not state.get("llm_failed")
+        llm_model = self.llm_verdict_model if generating else None
         if llm_model is not None:
             mass = self._verdict_mass(state["standalone"], top)
             model = llm_model if mass is not None else model
@@ -565,9 +562,28 @@ class Agent:
     def route_after_conclude(self, state: AgentState) -> str:
         return "generate" if state["mode"] == "generate" and not state.get("llm_failed") else "extractive"
 
-    def _verdict_mass(self, question: str, top: list[Evidence]) -> dict[str, float] | None:
+    def _verdict_evidence(
+        self, question: str, evidence: list[Evidence], hits: list[SearchHit]
+    ) -> tuple[list[tuple[str, int, str]], list[float]]:
+        """(pmid, sentence index, text) of the three most answer-bearing sentences, best first, and their
+        P(answer-bearing): those of the abstract of the most answer-bearing evidence sentence, all its
+        sentences scored, as the verdict model was trained (one source abstract). Without the findings model:
+        the evidence sentences themselves."""
+        probs = np.array([e.answer if e.answer is not None else e.relevance for e in evidence])
+        lead = evidence[int(np.argmax(probs))]
+        _, sentences = self._documents([h for h in hits if h.pmid == lead.pmid])
+        own = sentences.get(lead.pmid) or []
+        findings = self.findings
+        if findings is None or not own:
+            order, weights = top_evidence(probs, [e.span.text for e in evidence])
+            return [(evidence[i].pmid, evidence[i].sentence_index, evidence[i].span.text) for i in order], weights
+        scores = findings.score(question, own, [len(own)] * len(own), self.cache)
+        order, weights = top_evidence(scores, [x.text for x in own])
+        return [(lead.pmid, own[i].index, own[i].text) for i in order], weights
+
+    def _verdict_mass(self, question: str, top: list[tuple[str, int, str]]) -> dict[str, float] | None:
         """The LLM's mass on yes/no/maybe for the verdict prompt; None when the call fails."""
-        texts = reading_order([(e.pmid, e.sentence_index, e.span.text) for e in top])
+        texts = reading_order(top)
         try:
             return answer_mass(self.chat_model, llm_messages(question, texts), LLM_WORDS)
         except Exception as exc:  # noqa: BLE001 - the cue-only verdict is the fallback
