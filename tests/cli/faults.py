@@ -243,11 +243,17 @@ def _wait_reading_stdin(pid: int, timeout: float = 60) -> None:
         time.sleep(0.05)
 
 
+def _sigint_as_in_a_terminal() -> None:
+    """A runner started in the background without job control (`cmd &`) ignores SIGINT, and its children
+    inherit that, so Python would never see Ctrl-C; a user's terminal delivers it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _ctrl_c(lab: Lab, home: Path, case: Case) -> Result:
     """Ctrl-C while `search -` waits for its query on stdin: exit 130, one line, no traceback."""
     proc = subprocess.Popen(
         [EXE, *case.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=lab.env(home), cwd=lab.root,
+        env=lab.env(home), cwd=lab.root, preexec_fn=_sigint_as_in_a_terminal,
     )  # fmt: skip
     _wait_reading_stdin(proc.pid)
     proc.send_signal(signal.SIGINT)
@@ -288,7 +294,7 @@ def _ctrl_c_first_build_then_resume(lab: Lab, home: Path, case: Case) -> Result:
     write_question_corpus(corpus)
     proc = subprocess.Popen(
         [EXE, "-q", "index", "build", "--corpus", str(corpus)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=lab.env(home), cwd=lab.root,
+        env=lab.env(home), cwd=lab.root, preexec_fn=_sigint_as_in_a_terminal,
     )  # fmt: skip
     deadline = time.monotonic() + 120
     while (
