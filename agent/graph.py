@@ -575,10 +575,10 @@ class Agent:
         own = sentences.get(lead.pmid) or []
         findings = self.findings
         if findings is None or not own:
-            order, weights = top_evidence(probs, [e.span.text for e in evidence])
+            order, weights = top_evidence(probs)
             return [(evidence[i].pmid, evidence[i].sentence_index, evidence[i].span.text) for i in order], weights
         scores = findings.score(question, own, [len(own)] * len(own), self.cache)
-        order, weights = top_evidence(scores, [x.text for x in own])
+        order, weights = top_evidence(scores)
         return [(lead.pmid, own[i].index, own[i].text) for i in order], weights
 
     def _verdict_mass(self, question: str, top: list[tuple[str, int, str]]) -> dict[str, float] | None:

@@ -181,9 +181,7 @@ class VerdictModel(LinearArtifact):
         return None if linear is None else cls(linear)
 
 
-def top_evidence(
-    probabilities: np.ndarray, texts: Sequence[str], k: int = 3
-) -> tuple[list[int], list[float]]:
+def top_evidence(probabilities: np.ndarray, k: int = 3) -> tuple[list[int], list[float]]:
     """Indices and P(answer-bearing) of the k most answer-bearing sentences, best first."""
     order = np.argsort(-probabilities, kind="stable")[:k]
     return [int(i) for i in order], [float(probabilities[i]) for i in order]
@@ -211,14 +209,15 @@ def training_rows(pmids: Sequence[str], encoder: TextEncoder, findings: Any, sto
             continue
         question = items[pmid].question
         probs = findings.score(question, sentences, [len(sentences)] * len(sentences), encoder)
-        order, weights = top_evidence(probs, [s.text for s in sentences])
+        order, weights = top_evidence(probs)
+        top = [(pmid, sentences[i].index, sentences[i].text) for i in order]
         rows.append(
             TrainingRow(
                 pmid=pmid,
                 question=question,
-                texts=[sentences[i].text for i in order],
+                texts=[text for _, _, text in top],
                 weights=weights,
-                reading_order=[sentences[i].text for i in sorted(order)],
+                reading_order=reading_order(top),
                 label=PUBMEDQA_TO_VERDICT[items[pmid].final_decision],
             )
         )

@@ -43,7 +43,7 @@ from biocite.files import atomic_write_json  # noqa: E402
 from biocite.index.build import open_index  # noqa: E402
 from biocite.llm import answer_mass, make_chat_model  # noqa: E402
 from biocite.models import REGISTRY  # noqa: E402
-from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
+from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions  # noqa: E402
 from biocite.settings import Settings, load_settings  # noqa: E402
 
 
@@ -138,7 +138,7 @@ def main() -> None:
             llm=settings.llm.model,
             llm_sha256=REGISTRY[settings.llm.model].sha256,
             prompt_sha256=V.prompt_sha256(),
-            split={"seed": 13, "train_share": 0.6, "side": "train"},
+            split={"seed": SPLIT_SEED, "train_share": TRAIN_SHARE, "side": "train"},
             rows={r.pmid: masses[r.pmid] for r in rows},
         )
         path = V.llm_features_path(settings.llm.model)
