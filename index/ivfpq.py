@@ -35,8 +35,8 @@ class IvfPqParams(BaseModel):
     nlist: int = 0  # 0: about 4 sqrt(N), at most N / 39 (FAISS's minimum points per centroid)
     pq_m: int = 48  # sub-quantizers; must divide the dimension
     pq_bits: int = 4  # 4: fast-scan codes; 8: classic PQ
-    nprobe: int = 64
-    rescore_k: int = 200
+    nprobe: int = 1024  # the settings' defaults (core/settings.py says why)
+    rescore_k: int = 2000
     seed: int = 13
 
 
