@@ -32,6 +32,7 @@ class SourceVerdict(BaseModel):
     label: str
     probs: dict[str, float]
     evidence: list[EvidenceSentence]
+    verbatim: bool = False  # the claim is one of the evidence's sentences word for word
 
 
 class CheckResult(BaseModel):
@@ -41,6 +42,7 @@ class CheckResult(BaseModel):
     label: str
     probs: dict[str, float]
     evidence: list[EvidenceSentence]
+    verbatim: bool = False
     pmid: str | None = None
     sources: list[SourceVerdict] = Field(default_factory=list)
 
@@ -62,13 +64,13 @@ def validate_claim(claim: Any, where: str = "claim") -> str:
 def _result(claim: str, verdicts: list[SourceVerdict]) -> CheckResult:
     best = max(verdicts, key=lambda v: v.probs["supports"])
     return CheckResult(
-        claim=claim, label=best.label, probs=best.probs, evidence=best.evidence, pmid=best.pmid,
-        sources=verdicts,
+        claim=claim, label=best.label, probs=best.probs, evidence=best.evidence, verbatim=best.verbatim,
+        pmid=best.pmid, sources=verdicts,
     )  # fmt: skip
 
 
 def _source(v: SupportVerdict, pmid: str | None) -> SourceVerdict:
-    return SourceVerdict(pmid=pmid, label=v.label, probs=v.probs, evidence=v.evidence)
+    return SourceVerdict(pmid=pmid, label=v.label, probs=v.probs, evidence=v.evidence, verbatim=v.verbatim)
 
 
 def fetch_abstracts(fetch: Fetch, pmids: Sequence[str], where: str) -> dict[str, str]:

@@ -87,6 +87,21 @@ class PairClassifier:
         self.meta: dict[str, Any] = dict(meta or {})
         self.bf16 = False  # bf16 autocast at inference (the reranker turns it on where the CPU has it)
 
+    def int8_copy(self) -> PairClassifier:
+        """A copy whose Linear layers run dynamic int8 on the CPU (about 1.5x the pairs/s on 2 AVX2 cores).
+        Inference only: the copy cannot be saved; the fp32 weights stay the artifact."""
+        import copy
+
+        import torch
+
+        model = copy.deepcopy(self.model)
+        with warnings.catch_warnings():  # torch.ao eager quantization is deprecated; torch is pinned
+            warnings.simplefilter("ignore")
+            torch.ao.quantization.quantize_dynamic(
+                model.model, {torch.nn.Linear}, dtype=torch.qint8, inplace=True
+            )
+        return PairClassifier(model, self.labels, self.meta)
+
     @classmethod
     def train(
         cls,

@@ -159,6 +159,8 @@ class SupportSettings(BaseModel):
     max_sentences: int = Field(default=10, ge=1)  # sentences scored per passage (most claim words first)
     calibration_claims: int = Field(default=150, ge=10)  # held-back train claims fitting the aggregator
     calibration_hard_per_type: int = Field(default=20, ge=0)
+    # score with dynamic int8 Linear layers (CPU); the aggregator is fitted on the same int8 scores
+    int8: bool = True
     seed: int = 13
 
 

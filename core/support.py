@@ -58,7 +58,8 @@ from biocite.support_data import (
 SupportLabel = Literal["supports", "contradicts", "neutral", "not_relevant"]
 LABELS: list[SupportLabel] = ["supports", "contradicts", "neutral", "not_relevant"]
 ARTIFACT_KIND = "biocite.support_model"
-ARTIFACT_VERSION = 3  # 2: learned evidence ranker; 3: no claim cue features in the aggregator
+ARTIFACT_VERSION = 4  # 2: learned evidence ranker; 3: no claim cue features in the aggregator;
+# 4: PubMedQA pairs from the shared split, int8 scoring
 AGGREGATOR_FILE = "aggregator.json"
 # inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
 # C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
@@ -77,9 +78,22 @@ class SupportVerdict(BaseModel):
     label: SupportLabel
     probs: dict[str, float]  # calibrated, sum to 1, keys = LABELS
     evidence: list[EvidenceSentence]  # best first
+    # the claim is one of the passage's sentences word for word: supported by definition, whatever the
+    # model scored (it scored some verbatim conclusions "not relevant"); probs are then 1 / 0 / 0 / 0
+    verbatim: bool = False
 
 
 # --- text helpers ---------------------------------------------------------------------------------------
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def verbatim_index(claim: str, sentences: Sequence[str]) -> int | None:
+    """The index of the sentence that is the claim word for word (case and punctuation aside), if any."""
+    key = _words(claim)
+    return next((i for i, s in enumerate(sentences) if key and _words(s) == key), None)
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -300,6 +314,7 @@ class SupportModel:
         self.meta = meta
         self.max_sentences = max_sentences
         self._embedder: Any = None
+        self.folder: Path | None = None  # where it was loaded from
 
     def cosines(self, claims: Sequence[str], groups: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """cosine(claim, sentence) of the MiniLM bi-encoder for each claim's group of sentences."""
@@ -336,7 +351,9 @@ class SupportModel:
         folder = support_dir(settings)
         if not _is_current(folder):
             if not train_if_missing:
-                raise ModelError(f"no support model of version {ARTIFACT_VERSION} at {folder}; run `biocite train support`")
+                raise ModelError(
+                    f"no support model of version {ARTIFACT_VERSION} at {folder}; run `biocite train support`"
+                )
             # first use, or an artifact an earlier biocite trained: (re)train once, replacing it
             print(f"biocite: training the support model once into {folder} (a few minutes)", file=sys.stderr)
             train_support(settings, folder)
@@ -353,7 +370,9 @@ class SupportModel:
         except ValueError as exc:
             raise ModelError(f"{folder / AGGREGATOR_FILE}: unreadable ({exc})") from None
         cap = settings.support.max_sentences if settings else 10
-        return cls(head, agg, meta, max_sentences=cap)
+        model = cls(head.int8_copy() if meta.get("int8") else head, agg, meta, max_sentences=cap)
+        model.folder = folder
+        return model
 
     # --- scoring --------------------------------------------------------------------------------------
 
@@ -401,6 +420,10 @@ class SupportModel:
         sents = [evidence[s:t] for s, t in spans]
         x, order = self.aggregator.features(claim, sents, p, cos, passage=evidence)
         final = self.aggregator.predict_proba(x)[0]
+        copy = verbatim_index(claim, sents)
+        if copy is not None:
+            final = np.eye(len(LABELS))[LABELS.index("supports")]
+            order = np.array([copy, *[i for i in order.tolist() if i != copy]])
         label = LABELS[int(np.argmax(final))]
         sentences = [
             EvidenceSentence(
@@ -416,6 +439,7 @@ class SupportModel:
             label=label,
             probs={lab: round(float(v), 5) for lab, v in zip(LABELS, final, strict=True)},
             evidence=sentences,
+            verbatim=copy is not None,
         )
 
 
@@ -609,7 +633,7 @@ def train_support(
     pool = (
         citint_pairs(fit_claims, corpus, seed)
         + kqa_pairs(seed)
-        + pubmedqa_pairs(seed)
+        + pubmedqa_pairs()
         + hard_cases(fit_claims, held_out=False, seed=seed)
         + copy_pairs(fit_claims, seed)
     )
@@ -632,7 +656,9 @@ def train_support(
         progress=progress,
         device=dev,
     )
-    model = SupportModel(head, Aggregator(coef=[], intercept=[], mean=[], scale=[]), {}, cfg.max_sentences)
+    int8 = cfg.int8 and dev == "cpu"  # (torch's dynamic int8 runs on the CPU only)
+    scorer = head.int8_copy() if int8 else head  # the aggregator learns the scores inference will see
+    model = SupportModel(scorer, Aggregator(coef=[], intercept=[], mean=[], scale=[]), {}, cfg.max_sentences)
     say(
         "support model: fitting the evidence ranker and the aggregation/calibration on held-back train claims"
     )
@@ -653,6 +679,7 @@ def train_support(
         "calibration_claims": cfg.calibration_claims,
         "aggregator_c": AGGREGATOR_C,
         "max_sentences": cfg.max_sentences,
+        "int8": int8,
         "metrics": agg_metrics,
         "seconds_total": round(time.perf_counter() - started, 1),
         "cpu_seconds_total": round(time.process_time() - cpu_started, 1),  # / threads ~ wall on idle cores

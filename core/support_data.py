@@ -213,7 +213,12 @@ def load_abstracts() -> dict[str, str]:
     return out
 
 
-def pubmedqa_pairs(seed: int, side: str = "train", test_fraction: float = 0.4) -> list[Pair]:
+def pubmedqa_pairs(side: str = "train") -> list[Pair]:
+    """A conclusion sentence vs its own abstract (supports) and vs a near-miss abstract (not relevant), for
+    the questions on `side` of the shared PubMedQA split (`pubmedqa.split_questions`), so no question the
+    agent's PubMedQA figures hold out ever trains the support model."""
+    train, held_out = pubmedqa.split_questions(pubmedqa.load_questions())
+    keep = {q.pmid for q in (train if side == "train" else held_out)}
     questions = {item.pmid: item for item in pubmedqa.read_items()}
     abstracts = load_abstracts()
     contexts: dict[str, list[str]] = {}
@@ -228,8 +233,7 @@ def pubmedqa_pairs(seed: int, side: str = "train", test_fraction: float = 0.4) -
     near = NearMiss({p: s for p, s in contexts.items() if s})
     out = []
     for pmid in sorted(conclusions):
-        q = questions[pmid]
-        if (bucket(q.question, seed) < test_fraction) != (side == "test") or not conclusions[pmid]:
+        if pmid not in keep or not conclusions[pmid]:
             continue
         claim = conclusions[pmid][0]
         group = f"pubmedqa:{pmid}"

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from biocite.heads import PairClassifier
 from biocite.kqa import load_nli_labels, split_of
 from biocite.settings import load_settings
 from biocite.support import LABELS, SupportModel, train_support
@@ -149,6 +150,17 @@ def throughput(model: SupportModel, n: int = 256) -> dict[str, Any]:
     started = time.perf_counter()
     model.head.predict_proba(sentence_pairs, batch_size=64)
     sps = len(sentence_pairs) / (time.perf_counter() - started)
+    reference = {}
+    if model.meta.get("int8") and model.folder is not None:  # the fp32 weights, timed in the same run
+        fp32 = PairClassifier.load(model.folder)
+        fp32.predict_proba(sentence_pairs[:64], batch_size=64)  # warm-up, as the int8 head had
+        started = time.perf_counter()
+        fp32.predict_proba(sentence_pairs, batch_size=64)
+        reference = {
+            "claim_sentence_pairs_per_s_fp32_reference": round(
+                len(sentence_pairs) / (time.perf_counter() - started), 1
+            )
+        }
     passages = [(c.claim, " ".join(c.sentences)) for c in claims[: max(8, n // 10)]]
     started = time.perf_counter()
     model.check_many(passages)
@@ -157,7 +169,9 @@ def throughput(model: SupportModel, n: int = 256) -> dict[str, Any]:
 
     return {
         "torch_threads": torch.get_num_threads(),
+        "int8": bool(model.meta.get("int8")),
         "claim_sentence_pairs_per_s": round(sps, 1),
+        **reference,
         "claim_abstract_pairs_per_s": round(aps, 2),
         "note": "abstract pairs score up to support.max_sentences sentences each",
     }

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from biocite.errors import ModelError
-from biocite.heads import META_FILE
+from biocite.heads import META_FILE, PairClassifier
 from biocite.index.build import build_index
 from biocite.settings import Settings, load_settings
 from biocite.support import ARTIFACT_VERSION, LABELS, SupportModel, support_dir
@@ -183,3 +183,27 @@ def test_a_support_model_from_an_earlier_version_is_retrained_on_first_use(setup
     retrained = SupportModel.load(settings)  # what `ask`, `check` and `evaluate` do: retrain, not fail
     assert json.loads((old / META_FILE).read_text())["support_version"] == ARTIFACT_VERSION
     assert retrained.check(CLAIM, MINI_CORPUS[0]["abstract"]).label in LABELS
+
+
+def test_the_support_model_scores_with_the_int8_weights_its_aggregator_was_fitted_on(setup) -> None:
+    import torch
+
+    settings, model = setup
+    assert model.meta["int8"] is True and model.folder == support_dir(settings)
+    linear = [m for m in model.head.model.model.modules() if type(m) is torch.nn.Linear]
+    dynamic = [m for m in model.head.model.model.modules() if "quantized" in type(m).__module__]
+    assert dynamic and not linear
+    # the artifact on disk keeps the fp32 weights: a plain load is fp32 and scores nearly the same
+    fp32 = PairClassifier.load(support_dir(settings))
+    pairs = [(CLAIM, d["abstract"]) for d in MINI_CORPUS]
+    assert abs(fp32.predict_proba(pairs) - model.head.predict_proba(pairs)).max() < 0.1
+
+
+def test_a_claim_quoted_word_for_word_from_the_abstract_is_supported(setup) -> None:
+    settings, _ = setup
+    quote = "aspirin reduced recurrent stroke by 22% over two years"  # sentence 2 of PMID 1001, recased
+    done = biocite(settings, "check", quote, "--pmid", "1001", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["label"] == "supports" and doc["verbatim"] is True and doc["probs"]["supports"] == 1.0
+    assert doc["evidence"][0]["text"] == "Aspirin reduced recurrent stroke by 22% over two years."

@@ -20,6 +20,7 @@ from biocite.support import (
     passage_features,
     phrases,
     sentence_spans,
+    verbatim_index,
 )
 from biocite.support_data import (
     HARD_LABEL,
@@ -143,3 +144,11 @@ def test_pairs_file_errors_name_the_line(tmp_path) -> None:
     path.write_text(json.dumps(good) + "\n" + json.dumps({"claim": "y", "pmids": ["1", 2]}) + "\n")
     rows = parse_pairs(path)
     assert [n for n, _ in rows] == [1, 2] and rows[1][1].pmids == ["1", "2"]
+
+
+def test_verbatim_index_finds_the_claim_as_a_whole_sentence_only() -> None:
+    sentences = ["Methods were standard.", "Ketamine sedation was successful and well tolerated in all cases."]
+    assert verbatim_index("ketamine sedation was successful, and well tolerated in all cases", sentences) == 1
+    assert verbatim_index("Ketamine sedation was successful.", sentences) is None  # a part is not a copy
+    assert verbatim_index("It is not true that methods were standard.", sentences) is None
+    assert verbatim_index("", sentences) is None
