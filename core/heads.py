@@ -88,7 +88,7 @@ class PairClassifier:
         self.bf16 = False  # bf16 autocast at inference (the reranker turns it on where the CPU has it)
 
     def int8_copy(self) -> PairClassifier:
-        """A copy whose Linear layers run dynamic int8 on the CPU (about 1.5x the pairs/s on 2 AVX2 cores).
+        """A copy whose Linear layers run dynamic int8 on the CPU (1.2-1.4x the pairs/s on 2 AVX2 cores).
         Inference only: the copy cannot be saved; the fp32 weights stay the artifact."""
         import copy
 
