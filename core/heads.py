@@ -7,6 +7,7 @@ same data gives the same weights. Artifacts are folders: `model/` (CrossEncoder 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -90,8 +91,6 @@ class PairClassifier:
     def int8_copy(self) -> PairClassifier:
         """A copy whose Linear layers run dynamic int8 on the CPU (1.2-1.4x the pairs/s on 2 AVX2 cores).
         Inference only: the copy cannot be saved; the fp32 weights stay the artifact."""
-        import copy
-
         import torch
 
         model = copy.deepcopy(self.model)
