@@ -370,7 +370,7 @@ class SupportModel:
         except ValueError as exc:
             raise ModelError(f"{folder / AGGREGATOR_FILE}: unreadable ({exc})") from None
         cap = settings.support.max_sentences if settings else 10
-        model = cls(head.int8_copy() if meta.get("int8") else head, agg, meta, max_sentences=cap)
+        model = cls(head.int8(inplace=True) if meta.get("int8") else head, agg, meta, max_sentences=cap)
         model.folder = folder
         return model
 
@@ -657,7 +657,7 @@ def train_support(
         device=dev,
     )
     int8 = cfg.int8 and dev == "cpu"  # (torch's dynamic int8 runs on the CPU only)
-    scorer = head.int8_copy() if int8 else head  # the aggregator learns the scores inference will see
+    scorer = head.int8() if int8 else head  # the aggregator learns the scores inference will see
     model = SupportModel(scorer, Aggregator(coef=[], intercept=[], mean=[], scale=[]), {}, cfg.max_sentences)
     say(
         "support model: fitting the evidence ranker and the aggregation/calibration on held-back train claims"
