@@ -33,6 +33,7 @@ class SourceVerdict(BaseModel):
     probs: dict[str, float]
     evidence: list[EvidenceSentence]
     verbatim: bool = False  # the claim is one of the evidence's sentences word for word
+    clause_quote: bool = False  # the claim is a clause that one evidence sentence asserts on its own
 
 
 class CheckResult(BaseModel):
@@ -43,6 +44,7 @@ class CheckResult(BaseModel):
     probs: dict[str, float]
     evidence: list[EvidenceSentence]
     verbatim: bool = False
+    clause_quote: bool = False
     pmid: str | None = None
     sources: list[SourceVerdict] = Field(default_factory=list)
 
@@ -65,12 +67,15 @@ def _result(claim: str, verdicts: list[SourceVerdict]) -> CheckResult:
     best = max(verdicts, key=lambda v: v.probs["supports"])
     return CheckResult(
         claim=claim, label=best.label, probs=best.probs, evidence=best.evidence, verbatim=best.verbatim,
-        pmid=best.pmid, sources=verdicts,
+        clause_quote=best.clause_quote, pmid=best.pmid, sources=verdicts,
     )  # fmt: skip
 
 
 def _source(v: SupportVerdict, pmid: str | None) -> SourceVerdict:
-    return SourceVerdict(pmid=pmid, label=v.label, probs=v.probs, evidence=v.evidence, verbatim=v.verbatim)
+    return SourceVerdict(
+        pmid=pmid, label=v.label, probs=v.probs, evidence=v.evidence, verbatim=v.verbatim,
+        clause_quote=v.clause_quote,
+    )  # fmt: skip
 
 
 def fetch_abstracts(fetch: Fetch, pmids: Sequence[str], where: str) -> dict[str, str]:

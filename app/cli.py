@@ -544,6 +544,9 @@ def check_cmd(
         f"[bold]{result.label}[/bold] ({where}): supports {p['supports']:.2f}, contradicts "
         f"{p['contradicts']:.2f}, neutral {p['neutral']:.2f}, not relevant {p['not_relevant']:.2f}"
     )
+    if result.verbatim or result.clause_quote:
+        what = "the first sentence below word for word" if result.verbatim else "a clause the first sentence asserts"
+        console.print(f"  the claim is {what}: supported as quoted")
     for ev in result.evidence[:2]:
         marks = ", ".join(f"'{s.text}' [{s.start}:{s.end}]" for s in ev.phrases)
         console.print(f"  [{ev.start}:{ev.end}] P(supports) {ev.score:.2f}: {ev.text}", highlight=False)

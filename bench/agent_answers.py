@@ -23,7 +23,8 @@ Prints, per mode:
   of its answer);
 - median seconds per answer; the demo question's answer.
 
-    python bench/agent_answers.py [--n 200] [--modes extractive,generate] [--gen-n 20] [--set k=v] [--out f]
+    python bench/agent_answers.py [--n 200] [--modes extractive,generate] [--gen-n 20] [--skip 0] [--set k=v]
+                                  [--out f] [--records-out f]
 """
 
 from __future__ import annotations
@@ -158,6 +159,7 @@ def main() -> None:
     )
     parser.add_argument("--n", type=int, default=200, help="held-out questions (extractive)")
     parser.add_argument("--gen-n", type=int, default=20, help="held-out questions in generate mode")
+    parser.add_argument("--skip", type=int, default=0, help="start after this many held-out questions")
     parser.add_argument("--unanswerable-n", type=int, default=100)
     parser.add_argument("--gen-unanswerable-n", type=int, default=20)
     parser.add_argument("--modes", default="extractive,generate")
@@ -182,7 +184,7 @@ def main() -> None:
     summary: dict = {"overrides": args.overrides, "figures": {}, "records": {}}
     for mode in modes:
         n = args.n if mode == "extractive" else args.gen_n
-        items = [(q.pmid, q.question) for q in held_out[:n]]
+        items = [(q.pmid, q.question) for q in held_out[args.skip : args.skip + n]]
         figures, results = evaluate(agent, mode, items, gold)
         k = args.unanswerable_n if mode == "extractive" else args.gen_unanswerable_n
         # the 10 written questions first, then the swapped ones

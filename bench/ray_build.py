@@ -6,7 +6,8 @@ Corpus: N synthetic abstracts in JSONL shards of 1,000 (bench/index_build_scale.
 shipped abstracts' sentences, seeded). Both builds run as the installed `biocite` in a subprocess on the
 same corpus. Printed: wall time and documents/s of each and their ratio, and whether the indexes are equal:
 the same stored documents (rows byte-identical), vectors within 1e-4, the same top-10 for 50 queries (the
-titles of 50 documents).
+titles of 50 documents), and each build's stage times and peak RSS (of the build process; Ray workers are
+separate processes).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,15 +22,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from index_build_scale import BIOCITE, write_corpus  # noqa: E402
+from index_build_scale import BIOCITE, run_build, write_corpus  # noqa: E402
 
 
-def build(corpus: Path, index: Path, home: Path, *extra: str) -> float:
-    cmd = [BIOCITE, "index", "build", "--corpus", str(corpus), "--set", f"index.dir={index}",
+def build(corpus: Path, index: Path, home: Path, *extra: str) -> tuple[dict, float]:
+    """The build's --json report (stage seconds, peak RSS of the driver process) and its wall seconds."""
+    cmd = [BIOCITE, "index", "build", "--corpus", str(corpus), "--json", "--set", f"index.dir={index}",
            "--set", f"home={home}", *extra]  # fmt: skip
-    started = time.perf_counter()
-    subprocess.run(cmd, capture_output=True, text=True, check=True)
-    return time.perf_counter() - started
+    return run_build(cmd)
 
 
 def main() -> int:
@@ -43,8 +42,8 @@ def main() -> int:
     shutil.rmtree(args.out, ignore_errors=True)
     corpus, home = args.out / "corpus", args.out / "home"
     write_corpus(corpus, args.docs)
-    single_s = build(corpus, args.out / "single", home)
-    ray_s = build(corpus, args.out / "ray", home, "--ray", "auto", "--set", "index.ray_workers=2")
+    single, single_s = build(corpus, args.out / "single", home)
+    ray, ray_s = build(corpus, args.out / "ray", home, "--ray", "auto", "--set", "index.ray_workers=2")
 
     from biocite.index.build import open_index
     from biocite.index.hybrid import HybridRetriever
@@ -72,6 +71,9 @@ def main() -> int:
     print(f"single process         {single_s:7.1f} s  {args.docs / single_s:6.1f} docs/s")
     print(f"Ray, 2 local workers   {ray_s:7.1f} s  {args.docs / ray_s:6.1f} docs/s")
     print(f"throughput ratio Ray / single: {single_s / ray_s:.2f}")
+    for name, report in (("single", single), ("Ray", ray)):
+        stages = ", ".join(f"{k} {v:.1f} s" for k, v in report["seconds"].items())
+        print(f"  {name:6s} stages: {stages}; peak RSS of the build process {report['peak_rss_mb']:.0f} MB")
     print(f"same stored documents: {same_docs}; vectors max |diff| {max_diff:.2e}; "
           f"same top-10 for {same_top}/{len(queries)} queries")  # fmt: skip
     return 0 if same_docs and max_diff < 1e-4 and same_top == len(queries) else 1

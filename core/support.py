@@ -60,6 +60,9 @@ LABELS: list[SupportLabel] = ["supports", "contradicts", "neutral", "not_relevan
 ARTIFACT_KIND = "biocite.support_model"
 ARTIFACT_VERSION = 4  # 2: learned evidence ranker; 3: no claim cue features in the aggregator;
 # 4: PubMedQA pairs from the shared split, int8 scoring
+# The rules applied over the model's probabilities (`_verdict`): 1 the verbatim sentence; 2 the clause quote.
+# Part of the model's name, so cached judgements (evaluator/judges.py) are not reused across rule changes.
+RULES_VERSION = 2
 AGGREGATOR_FILE = "aggregator.json"
 # inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
 # C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
@@ -81,6 +84,8 @@ class SupportVerdict(BaseModel):
     # the claim is one of the passage's sentences word for word: supported by definition, whatever the
     # model scored (it scored some verbatim conclusions "not relevant"); probs are then 1 / 0 / 0 / 0
     verbatim: bool = False
+    # the claim is a clause that one sentence asserts on its own (`clause_quote_index`): supported too
+    clause_quote: bool = False
 
 
 # --- text helpers ---------------------------------------------------------------------------------------
@@ -94,6 +99,83 @@ def verbatim_index(claim: str, sentences: Sequence[str]) -> int | None:
     """The index of the sentence that is the claim word for word (case and punctuation aside), if any."""
     key = _words(claim)
     return next((i for i, s in enumerate(sentences) if key and _words(s) == key), None)
+
+
+# A lead-in that the rest of its sentence does not depend on: a discourse marker, or a causal, concessive
+# or premise clause. The main clause after it is asserted on its own. Not here on purpose: "if", "when",
+# "unless" (conditions), "in patients with ...", "compared with ..." (restrictions, comparators).
+_ASSERTED_LEAD = re.compile(
+    r"(?:in (?:conclusion|summary|addition|this (?:study|trial|series|cohort)|our (?:study|series|cohort))"
+    r"|to conclude|overall|taken together|thus|therefore|hence|consequently|however|moreover"
+    r"|furthermore|additionally|finally|importantly|notably|interestingly|as expected"
+    r"|based on (?:these|our|the|this)|since|because|although|though|while|whereas|despite|given)\b",
+    re.IGNORECASE,
+)
+# A claim that restates what a study reported: "The study found that X" claims X.
+_REPORTING_FRAME = re.compile(
+    r"^(?:the|this|that|one|a|our) (?:study|trial|analysis|review|authors?|investigators?"
+    r"|researchers?|results?|findings?|data|meta analysis) (?:found|find|finds|showed|shows|show|reported|reports|concluded"
+    r"|concludes|demonstrated|demonstrates|suggested|suggests|suggest|indicated|indicates|confirmed|confirms)"
+    r" that "
+)
+_AUX = frozenset(
+    "is are was were be been being has have had do does did can could may might must shall should will would"
+    .split()
+)
+# Words after which the second conjunct is a joint argument ("between A and B"), not a separate claim.
+_JOINT = frozenset("between both either neither versus vs respectively among from".split())
+_ADVERB = frozenset("also well not further then".split())
+
+
+def _verb_like(word: str) -> bool:
+    return word in _AUX or (word.endswith("ed") and len(word) > 4)
+
+
+def _asserted_clauses(sentence: str) -> list[str]:
+    """The sentence, and its main clause without each asserted lead-in (`_ASSERTED_LEAD` before a comma)."""
+    out = [sentence]
+    for m in re.finditer(r",\s+", sentence):
+        if _ASSERTED_LEAD.match(sentence[: m.start()].strip()):
+            out.append(sentence[m.end() :])
+    return out
+
+
+def _leading_conjunct(claim: list[str], clause: str) -> bool:
+    """The claim is the clause's first conjunct, and the conjunction joins clauses or verb phrases: ", and
+    ..." or "and (adverb) <verb> ..." ("was successful and well tolerated"; not "with A and B combined",
+    whose "A" alone is not what was tested). A and B asserts A. The claim must be a clause of its own: four
+    words or more, with a verb, and no joint argument ("between A and B") in the sentence."""
+    tokens = re.findall(r"\w+|,", clause.lower())
+    words = [t for t in tokens if t != ","]
+    k = len(claim)
+    if not (4 <= k < len(words) - 1 and words[:k] == claim and words[k] == "and"):
+        return False
+    at_and = [i for i, t in enumerate(tokens) if t != ","][k]
+    comma_before_and = tokens[at_and - 1] == ","
+    rest = [w for w in words[k + 1 :] if w not in _ADVERB and not w.endswith("ly")]
+    joins_clauses = comma_before_and or (bool(rest) and _verb_like(rest[0]))
+    return (
+        joins_clauses
+        and words[k + 1] != "only"
+        and not _JOINT & set(words)
+        and any(_verb_like(w) for w in claim)
+    )
+
+
+def clause_quote_index(claim: str, sentences: Sequence[str]) -> int | None:
+    """The index of the sentence that asserts the claim as one of its clauses, word for word (case and
+    punctuation aside): the sentence less an asserted lead-in ("Since ..., X" claims X), or its first
+    conjunct ("X and Y" claims X); a reporting frame on the claim ("The study found that X") is read as X.
+    A part cut anywhere else is left to the model: "X reduced Y" also sits inside "It is not true that X
+    reduced Y", and "X reduced Y in men" is not "X reduced Y"."""
+    key = _REPORTING_FRAME.sub("", _words(claim)).split()
+    if not key:
+        return None
+    for i, s in enumerate(sentences):
+        for clause in _asserted_clauses(s):
+            if _words(clause).split() == key or _leading_conjunct(key, clause):
+                return i
+    return None
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -343,7 +425,7 @@ class SupportModel:
 
     @property
     def name(self) -> str:
-        return f"support:{str(self.meta.get('train_data_sha256') or 'untracked')[:12]}"
+        return f"support:{str(self.meta.get('train_data_sha256') or 'untracked')[:12]}:rules{RULES_VERSION}"
 
     @classmethod
     def load(cls, settings: Settings | None = None, *, train_if_missing: bool = True) -> SupportModel:
@@ -421,6 +503,9 @@ class SupportModel:
         x, order = self.aggregator.features(claim, sents, p, cos, passage=evidence)
         final = self.aggregator.predict_proba(x)[0]
         copy = verbatim_index(claim, sents)
+        clause = clause_quote_index(claim, sents) if copy is None else None
+        if clause is not None:
+            copy = clause
         if copy is not None:
             final = np.eye(len(LABELS))[LABELS.index("supports")]
             order = np.array([copy, *[i for i in order.tolist() if i != copy]])
@@ -439,7 +524,8 @@ class SupportModel:
             label=label,
             probs={lab: round(float(v), 5) for lab, v in zip(LABELS, final, strict=True)},
             evidence=sentences,
-            verbatim=copy is not None,
+            verbatim=copy is not None and clause is None,
+            clause_quote=clause is not None,
         )
 
 

@@ -207,3 +207,19 @@ def test_a_claim_quoted_word_for_word_from_the_abstract_is_supported(setup) -> N
     doc = json.loads(done.stdout)
     assert doc["label"] == "supports" and doc["verbatim"] is True and doc["probs"]["supports"] == 1.0
     assert doc["evidence"][0]["text"] == "Aspirin reduced recurrent stroke by 22% over two years."
+
+
+def test_a_clause_the_evidence_asserts_is_supported_and_a_conditioned_one_is_left_to_the_model(setup) -> None:
+    settings, _ = setup
+    text = (
+        "We treated 40 children. Since sedation often fails in toddlers, ketamine was given intranasally and was "
+        "well tolerated in all cases. If the dose was doubled, vomiting increased."
+    )
+    done = biocite(settings, "check", "Ketamine was given intranasally.", "--text", text, "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["label"] == "supports" and doc["probs"]["supports"] == 1.0
+    assert doc["clause_quote"] is True and doc["verbatim"] is False
+    assert doc["evidence"][0]["text"].startswith("Since sedation often fails")
+    conditioned = json.loads(biocite(settings, "check", "Vomiting increased.", "--text", text, "--json").stdout)
+    assert conditioned["clause_quote"] is False and conditioned["verbatim"] is False

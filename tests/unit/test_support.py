@@ -16,6 +16,7 @@ from biocite.support import (
     Aggregator,
     Ranker,
     cheap_features,
+    clause_quote_index,
     numbers,
     passage_features,
     phrases,
@@ -152,3 +153,35 @@ def test_verbatim_index_finds_the_claim_as_a_whole_sentence_only() -> None:
     assert verbatim_index("Ketamine sedation was successful.", sentences) is None  # a part is not a copy
     assert verbatim_index("It is not true that methods were standard.", sentences) is None
     assert verbatim_index("", sentences) is None
+
+
+CLAUSE_SENTENCES = [
+    "Ketamine sedation was successful and well tolerated in all cases.",
+    "Since BP readings in a GP surgery are often raised, GPs might consider home readings.",
+    "If the dose is doubled, mortality increases.",
+    "Aspirin reduced stroke in men but not in women.",
+    "The difference between drug A and drug B was significant.",
+    "It is not true that methods were standard.",
+    "Mortality was reduced with drug A and drug B combined.",
+    "Pain was reduced in the first week, and function improved by the third.",
+]
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("Ketamine sedation was successful.", 0),  # the first conjunct: "A and B" asserts A
+        ("GPs might consider home readings.", 1),  # the main clause after a causal lead-in
+        ("The study found that GPs might consider home readings.", 1),  # a reporting frame is read through
+        ("Mortality increases.", None),  # the main clause of a condition is not asserted
+        ("Aspirin reduced stroke.", None),  # a restriction cut off is left to the model
+        ("The difference between drug A.", None),  # a joint argument cut in two
+        ("Methods were standard.", None),  # not a clause the sentence asserts
+        ("Mortality was reduced with drug A.", None),  # "A and B combined": A alone was not tested
+        ("Pain was reduced in the first week.", 7),  # ", and ..." joins two clauses
+        ("Ketamine sedation", None),  # too short to be a claim
+        ("", None),
+    ],
+)
+def test_clause_quote_index_accepts_only_clauses_the_sentence_asserts(claim: str, expected: int | None) -> None:
+    assert clause_quote_index(claim, CLAUSE_SENTENCES) == expected
