@@ -504,11 +504,10 @@ class SupportModel:
         final = self.aggregator.predict_proba(x)[0]
         copy = verbatim_index(claim, sents)
         clause = clause_quote_index(claim, sents) if copy is None else None
-        if clause is not None:
-            copy = clause
-        if copy is not None:
+        quoted = copy if copy is not None else clause  # the sentence the claim is quoted from
+        if quoted is not None:
             final = np.eye(len(LABELS))[LABELS.index("supports")]
-            order = np.array([copy, *[i for i in order.tolist() if i != copy]])
+            order = np.array([quoted, *[i for i in order.tolist() if i != quoted]])
         label = LABELS[int(np.argmax(final))]
         sentences = [
             EvidenceSentence(
@@ -524,7 +523,7 @@ class SupportModel:
             label=label,
             probs={lab: round(float(v), 5) for lab, v in zip(LABELS, final, strict=True)},
             evidence=sentences,
-            verbatim=copy is not None and clause is None,
+            verbatim=copy is not None,
             clause_quote=clause is not None,
         )
 
