@@ -117,6 +117,7 @@ class PairClassifier:
         seed: int = 13,
         progress: bool = True,
         device: str = "cpu",
+        freeze_word_embeddings: bool = False,
     ) -> PairClassifier:
         import torch
         from sentence_transformers import CrossEncoder, InputExample
@@ -142,6 +143,9 @@ class PairClassifier:
             local_files_only=True,
             activation_fn=torch.nn.Identity(),
         )
+        # the shipped support model stores only what training changed (core/shipped.py)
+        if freeze_word_embeddings:
+            model.model.get_input_embeddings().weight.requires_grad_(False)
         index = {label: i for i, label in enumerate(label_set)}
         examples = [
             InputExample(texts=[a, b], label=index[y]) for (a, b), y in zip(pairs, labels, strict=True)
@@ -177,6 +181,7 @@ class PairClassifier:
                 "lr": lr,
                 "max_length": max_length,
                 "seed": seed,
+                "freeze_word_embeddings": freeze_word_embeddings,
             },
         }
         return cls(model, list(label_set), meta)

@@ -149,6 +149,9 @@ class SupportSettings(BaseModel):
     """The support model (core/support.py, issue 13): training recipe and where the artifact lives."""
 
     path: Path | None = None  # default: <home>/models/support/
+    # "shipped": install the GPU-trained artifact that ships with biocite (core/shipped/, checksum-verified);
+    # "train": fine-tune on this machine with the recipe below (`biocite train support` always trains)
+    source: Literal["shipped", "train"] = "shipped"
     backbone: str = "minilm"  # "minilm", "mpnet" or a sentence-transformers folder
     device: str = "auto"  # training device: "auto" (cuda when available), "cpu", "cuda"
     train_pairs: int = Field(default=2800, ge=40)  # balanced over the 4 labels
@@ -156,6 +159,7 @@ class SupportSettings(BaseModel):
     batch_size: int = Field(default=16, ge=1)
     lr: float = 5e-5
     max_length: int = Field(default=80, ge=16)  # tokens of (claim, sentence)
+    freeze_word_embeddings: bool = False  # the GPU recipe freezes them: the shipped delta leaves them out
     max_sentences: int = Field(default=10, ge=1)  # sentences scored per passage (most claim words first)
     calibration_claims: int = Field(default=150, ge=10)  # held-back train claims fitting the aggregator
     calibration_hard_per_type: int = Field(default=20, ge=0)

