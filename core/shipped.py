@@ -107,7 +107,10 @@ def export_delta(head: PairClassifier, out: Path) -> None:
     state = head.model.model.state_dict()
     skip = _word_embedding_key(head.model.model)
     out.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.half().contiguous() for k, v in state.items() if k != skip}, str(out / DELTA_FILE))
+    halved = {
+        k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in state.items() if k != skip
+    }
+    save_file(halved, str(out / DELTA_FILE))
     atomic_write_text(out / META_FILE, json.dumps(head.meta, indent=2, sort_keys=True, default=str))
 
 
@@ -128,7 +131,9 @@ def load_delta(settings: Settings, src: Path) -> PairClassifier:
             local_files_only=True,
             activation_fn=torch.nn.Identity(),
         )
-    delta = {k: v.float() for k, v in load_file(str(src / DELTA_FILE)).items()}
+    delta = {
+        k: v.float() if v.is_floating_point() else v for k, v in load_file(str(src / DELTA_FILE)).items()
+    }
     missing, unexpected = model.model.load_state_dict(delta, strict=False)
     if unexpected or set(missing) != {_word_embedding_key(model.model)}:
         raise ModelError(

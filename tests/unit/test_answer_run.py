@@ -15,7 +15,7 @@ from biocite.records import Answer
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 RUN = BENCH / "agent_answers_generate_run.json"  # held-out questions 1-30
-RUNS = [RUN, BENCH / "agent_answers_generate_run_31_60.json"]
+RUNS = [RUN, BENCH / "agent_answers_generate_run_31_60.json", BENCH / "agent_answers_generate_run_61_90.json"]
 
 
 @pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
