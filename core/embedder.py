@@ -38,12 +38,32 @@ def embedding_model_path(name: str, settings: Settings | None = None) -> Path:
 
 
 @lru_cache(maxsize=4)
-def _load(path: str) -> SentenceTransformer:
+def _load(path: str, device: str = "cpu", half: bool = False) -> SentenceTransformer:
     import torch
     from sentence_transformers import SentenceTransformer
 
     torch.set_num_threads(min(2, torch.get_num_threads()))
-    return SentenceTransformer(path, device="cpu")
+    model = SentenceTransformer(path, device=device)
+    return model.half() if half else model
+
+
+def resolve_device(device: str) -> str:
+    """ "cpu", or the CUDA device that `index.embed_device` names ("auto": the first GPU torch sees, else
+    the CPU). A named GPU that torch cannot see is a ModelError, not a silent fall-back to the CPU."""
+    if device == "cpu":
+        return "cpu"
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if device == "auto":
+        return "cuda:0" if count else "cpu"
+    number = int(device.partition(":")[2] or 0)
+    if number >= count:
+        raise ModelError(
+            f"index.embed_device is {device!r} but torch sees {count} CUDA device(s); "
+            "use index.embed_device=cpu or auto"
+        )
+    return f"cuda:{number}"
 
 
 def cpu_has_native_bf16() -> bool:
@@ -65,9 +85,13 @@ class Embedder:
     def __init__(self, model: str = "minilm", settings: Settings | None = None) -> None:
         self.name = model
         self.path = embedding_model_path(model, settings)
-        self.model = _load(str(self.path))
+        precision = settings.index.embed_precision if settings else "auto"
+        self.device = resolve_device(settings.index.embed_device if settings else "cpu")
+        on_gpu = self.device != "cpu"
+        # a GPU: "auto" = float16 weights, "bf16" = autocast; a CPU: bf16 autocast only where it is native
+        self.model = _load(str(self.path), self.device, half=on_gpu and precision == "auto")
         self.dim = int(self.model.get_embedding_dimension() or 0)
-        self.bf16 = use_bf16(settings.index.embed_precision if settings else "auto")
+        self.bf16 = precision == "bf16" if on_gpu else use_bf16(precision)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Embedder:
@@ -78,7 +102,7 @@ class Embedder:
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+        with torch.autocast(self.device.split(":")[0], dtype=torch.bfloat16, enabled=self.bf16):
             vectors = self.model.encode(
                 list(texts),
                 batch_size=batch_size,
@@ -86,4 +110,4 @@ class Embedder:
                 convert_to_tensor=True,
                 normalize_embeddings=True,
             )
-        return vectors.float().numpy()
+        return vectors.float().cpu().numpy()

@@ -426,6 +426,13 @@ CASES: list[Case] = [
     Case(
         "bad setting value", ["config", "show", "-s", "index.k1=abc"], 2, index=False, check=names("index.k1")
     ),
+    Case(
+        "embed device not a device",
+        ["config", "show", "-s", "index.embed_device=gpu"],
+        2,
+        index=False,
+        check=names("index.embed_device"),
+    ),  # fmt: skip
     Case("unknown preset", ["config", "show", "-p", "nosuch"], 2, index=False, check=names("nosuch")),
     Case(
         "preset file with a mistyped key",
@@ -581,6 +588,13 @@ CASES: list[Case] = [
         2,
         setup=_failed_add_keeps,
         check=both(names("bad.xml"), all_docs_kept),
+    ),  # fmt: skip
+    Case(
+        "index add on a GPU that is not there",
+        ["-q", "index", "add", f("good.jsonl"), "-s", "index.embed_device=cuda"],
+        2,
+        setup=_failed_add_keeps,
+        check=both(names("index.embed_device", "CUDA"), count_kept),
     ),  # fmt: skip
     Case("index delete: PMID 'abc'", ["-q", "index", "delete", "abc"], 2, check=count_kept),
     Case("index delete: PMID -5", ["-q", "index", "delete", "--", "-5"], 2, check=count_kept),
