@@ -147,12 +147,12 @@ def _leading_conjunct(claim: list[str], clause: str) -> bool:
     whose "A" alone is not what was tested). A and B asserts A. The claim must be a clause of its own: four
     words or more, with a verb, and no joint argument ("between A and B") in the sentence."""
     tokens = re.findall(r"\w+|,", clause.lower())
-    words = [t for t in tokens if t != ","]
+    at_word = [i for i, t in enumerate(tokens) if t != ","]  # token position of each word
+    words = [tokens[i] for i in at_word]
     k = len(claim)
     if not (4 <= k < len(words) - 1 and words[:k] == claim and words[k] == "and"):
         return False
-    at_and = [i for i, t in enumerate(tokens) if t != ","][k]
-    comma_before_and = tokens[at_and - 1] == ","
+    comma_before_and = tokens[at_word[k] - 1] == ","
     rest = [w for w in words[k + 1 :] if w not in _ADVERB and not w.endswith("ly")]
     joins_clauses = comma_before_and or (bool(rest) and _verb_like(rest[0]))
     return (
