@@ -14,10 +14,14 @@ the source abstract given (no retrieval), against simple references measured in 
   held-out questions; the train part is written to data/pubmedqa/verdict_llm_<model>.json (shipped), the
   stacked verdict model is fitted on it and measured on the held-out part, beside the LLM's zero-shot
   answer (argmax).
+- with --support (an experiment; nothing ships from it): the support model's probabilities for the question
+  read as a claim (`as_claim`) against the top evidence sentences, as extra verdict features; fitted and
+  measured the same way (cues alone, then cues + support), and its zero-shot confusion printed.
 
 Saves the artifacts where the agent reads them (agent.models_dir, default <home>/models/agent/).
 
     python bench/agent_train_answers.py [--set agent.models_dir=/tmp/agent-models] [--llm [--llm-masses F]]
+                                        [--support]
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -45,6 +50,8 @@ from biocite.llm import answer_mass, make_chat_model  # noqa: E402
 from biocite.models import REGISTRY  # noqa: E402
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions  # noqa: E402
 from biocite.settings import Settings, load_settings  # noqa: E402
+from biocite.support import LABELS as SUPPORT_LABELS  # noqa: E402
+from biocite.support import SupportModel  # noqa: E402
 
 
 def report(
@@ -82,6 +89,57 @@ def llm_masses(
     return masses
 
 
+_MODAL = {"can", "could", "should", "would", "will", "may", "might", "must", "shall"}
+_LEAD_AUX = re.compile(rf"^(.*?:\s*)?({V._AUX})\s+(.*)$", re.IGNORECASE)
+
+
+def as_claim(question: str) -> str:
+    """A yes/no question read as the claim it asks about: the leading auxiliary dropped ("Does X reduce Y?"
+    -> "X reduce Y"), a modal kept before "be" or after "we", "there is" restored, and a title's "it"
+    replaced by what precedes the colon ("Tamoxifen: does it ..." -> "Tamoxifen ...")."""
+    text = question.strip().rstrip("?").strip()
+    m = _LEAD_AUX.match(text)
+    if not m:
+        return text
+    prefix, aux, rest = m.group(1) or "", m.group(2).lower(), m.group(3)
+    if re.match(r"there\b", rest, re.IGNORECASE):
+        rest = f"there {aux} {rest[6:].lstrip()}"
+    elif aux in _MODAL and " be " in f" {rest} ":
+        rest = re.sub(r"(^|\s)be\s", rf"\1{aux} be ", rest, count=1)
+    elif aux in _MODAL and re.match(r"we\s", rest, re.IGNORECASE):
+        rest = f"we {aux} {rest[3:]}"
+    if prefix and re.match(r"(?:it|they)\b", rest, re.IGNORECASE):
+        return prefix.rstrip(": ") + rest[rest.index(" ") :]
+    return prefix + rest if prefix else rest[0].upper() + rest[1:]
+
+
+def support_features(settings: Settings, rows: list[V.TrainingRow]) -> np.ndarray:
+    """log P(supports/contradicts/neutral/not relevant) of `as_claim(question)` against the top evidence
+    sentences joined into one passage, as the support model's aggregator calibrates them (one row each)."""
+    model = SupportModel.load(settings)
+    verdicts = model.check_many([(as_claim(r.question), " ".join(r.texts)) for r in rows])
+    return np.log(np.array([[v.probs[k] for k in SUPPORT_LABELS] for v in verdicts]) + 1e-4)
+
+
+def support_experiment(settings: Settings, rows: list[V.TrainingRow], held: list[V.TrainingRow]) -> None:
+    """Cues + support features, C and class weights by 5-fold CV on train; held-out printed once."""
+    started = time.perf_counter()
+    s_train, s_held = support_features(settings, rows), support_features(settings, held)
+    x, y = V.feature_matrix(rows)
+    xh, yh = V.feature_matrix(held)
+    fitted, choice = V.fit_with_cv(np.hstack([x, s_train]), y)
+    predicted = fitted.predict_proba(np.hstack([xh, s_held])).argmax(axis=1)
+    print(f"verdict (cues + support, extractive) by 5-fold CV on train: C={choice['C']}, {choice['class_weight']}; "
+          f"held-out ({len(yh)}): accuracy {accuracy_score(yh, predicted):.3f}, macro-F1 "
+          f"{f1_score(yh, predicted, average='macro'):.3f} ({time.perf_counter() - started:.0f} s)")  # fmt: skip
+    top = np.vstack([s_train, s_held]).argmax(axis=1)
+    gold = np.concatenate([y, yh])
+    confusion = {f"{V.LABELS[g]}->{SUPPORT_LABELS[t]}": int(((gold == g) & (top == t)).sum())
+                 for g in range(len(V.LABELS)) for t in range(len(SUPPORT_LABELS))}  # fmt: skip
+    print(f"  support model zero-shot, all 500 (gold verdict -> its label): "
+          f"{ {k: v for k, v in confusion.items() if v} }")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -89,6 +147,7 @@ def main() -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[])
     parser.add_argument("--llm", action="store_true", help="also the verdict model stacked on the local LLM")
     parser.add_argument("--llm-masses", type=Path, default=None, help="reuse a previous run's masses (JSON)")
+    parser.add_argument("--support", action="store_true", help="also the support-model features experiment")
     args = parser.parse_args()
 
     settings = load_settings(None, args.overrides)
@@ -132,6 +191,8 @@ def main() -> None:
           f"{verdict.meta['cv_scores']} -> C={verdict.meta['C']}, {verdict.meta['class_weight']}", flush=True)  # fmt: skip
     verdict.save(out_dir / f"verdict-{index.embedder.name}.json")
     report("verdict (cues, extractive)", verdict, held_rows, None, rows)
+    if args.support:
+        support_experiment(settings, rows, held_rows)
     if args.llm:
         masses = llm_masses(settings, rows + held_rows, args.llm_masses)
         features = V.LLMFeatures(
