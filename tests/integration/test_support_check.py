@@ -23,6 +23,7 @@ from biocite.index.build import build_index
 from biocite.settings import Settings, load_settings
 from biocite.shipped import shipped_origin
 from biocite.support import ARTIFACT_VERSION, LABELS, SupportModel, support_dir
+from biocite.support_eval import citint_claims
 from tests.conftest import MINI_CORPUS, REPO, write_jsonl
 
 CLAIM = "Aspirin reduced recurrent stroke."
@@ -103,6 +104,22 @@ def test_pairs_file_one_verdict_per_line(setup, tmp_path) -> None:
     path.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"claim": "x", "pmids": ["77"]}) + "\n")
     bad = biocite(settings, "check", "--pairs", str(path))
     assert bad.returncode == 2 and "pairs.jsonl:2" in bad.stderr and "unknown PMID 77" in bad.stderr
+
+
+def test_a_verdict_does_not_depend_on_what_else_is_checked_with_it(setup, tmp_path) -> None:
+    """A pairs file of 16 real Citation-Integrity claims with their cited passages, checked in one call,
+    gives each pair the verdict it gets checked alone. (When all pairs shared int8 batches, a passage's
+    probabilities moved by up to 0.17 with its neighbours.)"""
+    settings, model = setup
+    claims, _ = citint_claims("dev")
+    rows = [{"claim": c.claim, "evidence": " ".join(c.sentences)} for c in claims[:16]]
+    done = biocite(settings, "check", "--pairs", str(write_jsonl(tmp_path / "pairs.jsonl", rows)))
+    assert done.returncode == 0, done.stderr
+    together = [json.loads(line)["probs"] for line in done.stdout.splitlines()]
+    alone = [model.check(r["claim"], r["evidence"]).probs for r in rows]
+    assert len(together) == len(alone) == 16
+    for both in zip(together, alone, strict=True):
+        assert max(abs(both[0][k] - both[1][k]) for k in LABELS) < 1e-3
 
 
 def test_run_audit_writes_json_and_html(setup, tmp_path) -> None:
