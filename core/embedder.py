@@ -47,23 +47,23 @@ def _load(path: str, device: str = "cpu", half: bool = False) -> SentenceTransfo
     return model.half() if half else model
 
 
-def resolve_device(device: str) -> str:
-    """ "cpu", or the CUDA device that `index.embed_device` names ("auto": the first GPU torch sees, else
-    the CPU). A named GPU that torch cannot see is a ModelError, not a silent fall-back to the CPU."""
+def resolve_device(device: str, setting: str = "index.embed_device") -> str:
+    """The torch device a device setting names: "cpu", "cuda" / "cuda:N", or "auto" (the GPU when torch
+    sees one, else the CPU). A named GPU that torch cannot see is a ModelError naming `setting`, not a
+    silent fall-back to the CPU."""
     if device == "cpu":
         return "cpu"
     import torch
 
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if device == "auto":
-        return "cuda:0" if count else "cpu"
+        return "cuda" if count else "cpu"
     number = int(device.partition(":")[2] or 0)
     if number >= count:
         raise ModelError(
-            f"index.embed_device is {device!r} but torch sees {count} CUDA device(s); "
-            "use index.embed_device=cpu or auto"
+            f"{setting} is {device!r} but torch sees {count} CUDA device(s); use {setting}=cpu or auto"
         )
-    return f"cuda:{number}"
+    return device
 
 
 def cpu_has_native_bf16() -> bool:

@@ -15,7 +15,6 @@ the folder from a trained artifact. The one owner of this format.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
@@ -27,22 +26,14 @@ from typing import Any
 from biocite.errors import ModelError
 from biocite.files import atomic_write_text
 from biocite.heads import META_FILE, PairClassifier
-from biocite.models import model_path
+from biocite.models import file_sha256, model_path
 from biocite.settings import Settings
 
 SHIPPED_DIR = Path(__file__).resolve().parent / "shipped" / "support"
 DELTA_FILE = "delta.safetensors"
 SUMS_FILE = "SHA256SUMS"
-AGGREGATOR_FILE = "aggregator.json"  # (= biocite.support.AGGREGATOR_FILE)
+AGGREGATOR_FILE = "aggregator.json"  # the support artifact's aggregator (biocite.support reads it)
 FILES = (DELTA_FILE, META_FILE, AGGREGATOR_FILE)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _word_embedding_key(model: Any) -> str:
@@ -74,7 +65,7 @@ def verify(folder: Path = SHIPPED_DIR) -> dict[str, str]:
             raise ModelError(f"{folder / SUMS_FILE}: no checksum for {name}")
         if not path.is_file():
             raise ModelError(f"{path}: missing from the shipped support model")
-        if _sha256(path) != sums[name]:
+        if file_sha256(path) != sums[name]:
             raise ModelError(
                 f"{path}: sha256 differs from {SUMS_FILE} (a damaged install; reinstall biocite)"
             )
@@ -150,7 +141,7 @@ def export_shipped(artifact: Path, out: Path = SHIPPED_DIR) -> dict[str, str]:
     export_delta(PairClassifier.load(artifact), out)
     for name in (META_FILE, AGGREGATOR_FILE):
         shutil.copyfile(artifact / name, out / name)
-    sums = {name: _sha256(out / name) for name in FILES}
+    sums = {name: file_sha256(out / name) for name in FILES}
     atomic_write_text(out / SUMS_FILE, "".join(f"{sums[n]}  {n}\n" for n in FILES))
     return sums
 

@@ -28,7 +28,7 @@ import numpy as np
 import Stemmer
 from pydantic import BaseModel, Field
 
-from biocite.embedder import Embedder
+from biocite.embedder import Embedder, resolve_device
 from biocite.errors import InputError, ModelError
 from biocite.files import atomic_write_json
 from biocite.heads import META_FILE, PairClassifier, macro_report
@@ -39,7 +39,7 @@ from biocite.records import (
 )
 from biocite.sentences import sentence_spans as spans
 from biocite.settings import Settings, load_settings
-from biocite.shipped import install_shipped, shipped_origin
+from biocite.shipped import AGGREGATOR_FILE, install_shipped, shipped_origin
 from biocite.support_data import (
     HARD_LABEL,
     STOPWORDS,
@@ -66,7 +66,6 @@ ARTIFACT_VERSION = 4  # 2: learned evidence ranker; 3: no claim cue features in 
 # 3 each passage scored in a batch of its own (`score`). Part of the model's name, so cached judgements
 # (evaluator/judges.py) are not reused across a change of how verdicts are made.
 RULES_VERSION = 3
-AGGREGATOR_FILE = "aggregator.json"
 # inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
 # C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
 AGGREGATOR_C = 1.0
@@ -371,14 +370,6 @@ class Aggregator(BaseModel):
 
 def support_dir(settings: Settings) -> Path:
     return settings.support.path or settings.models_dir / "support"
-
-
-def resolve_device(device: str) -> str:
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _is_current(folder: Path, settings: Settings) -> bool:
@@ -737,10 +728,10 @@ def finetune_head(
     """Fine-tune the cross-encoder on `train` (default: `training_pairs`); its meta records the data."""
     cfg = settings.support
     seed = cfg.seed
+    dev = resolve_device(device or cfg.device, "support.device")  # a missing GPU stops it before any work
     if train is None:
         say("support model: building training pairs (Citation-Integrity train, K-QA, PubMedQA, hard cases)")
         train = training_pairs(settings)
-    dev = resolve_device(device or cfg.device)
     bb = backbone_path(settings, backbone or cfg.backbone)
     say(f"support model: fine-tuning {bb.name} on {len(train)} pairs ({dev})")
     head = PairClassifier.train(

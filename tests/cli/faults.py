@@ -565,6 +565,13 @@ CASES: list[Case] = [
     Case("serve without an index", ["serve", "--port", "0"], 2, index=False, check=names("index build")),
     Case("train reranker without an index", ["train", "reranker"], 2, index=False),
     Case(
+        "train support on a GPU that is not there",
+        ["train", "support", "--device", "cuda"],
+        2,
+        index=False,
+        check=names("support.device", "CUDA"),
+    ),  # fmt: skip
+    Case(
         "ask - with invalid UTF-8 on stdin",
         ["ask", "-"],
         2,
