@@ -11,11 +11,18 @@ A concept is covered by an abstract (title + text) when its rarest specific term
 BM25 sees them; compounds as phrases), or when its initials do ("chronic obstructive pulmonary disease" ->
 "COPD"). `max_df_share` is fitted on the TRAIN questions (bench/agent_answers.py prints the false-miss
 rate of the source abstracts).
+
+A question word the index has never seen may be a typo ("cirrotics"). Its respellings are the index
+terms with a letter it dropped put back or two letters it swapped swapped back (`respellings`); the concept
+is covered by an abstract that has one of them, so a typo is read in the context of the evidence found for
+the question (a real word the corpus lacks, "lightning", is not read as "lightening" unless the evidence
+says "lightening"), and the agent says how it read the word.
 """
 
 from __future__ import annotations
 
 import re
+import string
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -60,6 +67,8 @@ VERBS = frozenset(
     )
 )
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_LETTERS = string.ascii_lowercase + string.digits
+MIN_RESPELL_LENGTH = 6  # stems shorter than this are too close to other words to guess at
 
 
 @dataclass
@@ -67,6 +76,7 @@ class Concept:
     text: str  # as written in the question
     terms: list[str]  # specific terms: stems, or "word x" compounds checked as phrases
     words: list[str] = field(default_factory=list)
+    respelled: dict[str, list[str]] = field(default_factory=dict)  # a stem the index lacks -> respellings
 
     def initials(self) -> str:
         return "".join(w[0] for w in self.words).upper() if len(self.words) >= 2 else ""
@@ -97,6 +107,19 @@ def _stem(word: str) -> str | None:
     return tokens[0] if tokens else None
 
 
+def respellings(term: str, df: DocumentFrequencies) -> list[str]:
+    """Index terms a stem the index never saw may be a typo of: the same with one letter put back
+    ("cirrot" -> "cirrhot") or two neighbours swapped back. Only dropped and swapped letters, the commonest
+    slips, in stems of >= MIN_RESPELL_LENGTH letters: one *changed* letter turns words into other words
+    ("stapes" -> "stage", "rewarming" -> "reward") that any evidence would contain."""
+    if len(term) < MIN_RESPELL_LENGTH or df.counts.get(term, 0) or not term.isalnum():
+        return []
+    cuts = [(term[:i], term[i:]) for i in range(len(term) + 1)]
+    put_back = {a + c + b for a, b in cuts for c in _LETTERS}
+    swapped = {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1 and b[0] != b[1]}
+    return sorted(t for t in put_back | swapped if df.counts.get(t, 0))
+
+
 def key_concepts(question: str, df: DocumentFrequencies, max_df_share: float = 0.0005) -> list[Concept]:
     """The question's concepts that carry at least one specific term, in question order."""
     chunks: list[list[str]] = [[]]
@@ -116,7 +139,7 @@ def key_concepts(question: str, df: DocumentFrequencies, max_df_share: float = 0
     for chunk in chunks:
         if not chunk:
             continue
-        terms = []
+        terms, respelled = [], {}
         for word in chunk:
             if " " in word:
                 terms.append(" ".join(word.casefold().split()))
@@ -124,11 +147,13 @@ def key_concepts(question: str, df: DocumentFrequencies, max_df_share: float = 0
             stem = _stem(word.casefold())
             if stem and df.share(stem) <= max_df_share:
                 terms.append(stem)
+                if near := respellings(stem, df):
+                    respelled[stem] = near
         # rarest first: a compound phrase, then the stem in the fewest documents
         terms.sort(key=lambda t: -1.0 if " " in t else df.share(t))
         if terms:
             words = [w for part in chunk for w in part.split()]
-            concepts.append(Concept(text=" ".join(chunk), terms=terms, words=words))
+            concepts.append(Concept(text=" ".join(chunk), terms=terms, words=words, respelled=respelled))
     return concepts
 
 
@@ -154,7 +179,8 @@ class DocumentTerms:
 
 
 def covers(concept: Concept, terms: DocumentTerms) -> bool:
-    """The concept's rarest term (a compound as a phrase) is in the abstract, or its initials are.
+    """The concept's rarest term (a compound as a phrase) is in the abstract, or its initials are, or the
+    rarest term is a typo and the abstract has one of its respellings.
 
     Requiring only the rarest term keeps the distinguishing word ("gestational" of "gestational diabetes",
     the drug of a drug class) while tolerating the question's own wording of the rest."""
@@ -168,7 +194,31 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
                 return True
     if " " in key:
         return " " + " ".join(re.findall(r"[a-z0-9]+", key)) + " " in terms.flat
-    return key in terms.stems
+    return key in terms.stems or bool(read_as(concept, terms))
+
+
+def read_as(concept: Concept, terms: DocumentTerms) -> str | None:
+    """The respelling of the concept's rarest term that this abstract has, if the term is a typo."""
+    return next((t for t in concept.respelled.get(concept.terms[0], []) if t in terms.stems), None)
+
+
+def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Document]) -> list[str]:
+    """How each covered concept's typo was read ("cirrotics" as "cirrhotics"), for the user to check."""
+    notes = []
+    for i, concept in enumerate(concepts):
+        typo = concept.terms[0]
+        if i not in covered or typo not in concept.respelled:
+            continue
+        for doc in docs:
+            if stem := read_as(concept, DocumentTerms(doc)):
+                asked = next((w for w in concept.words if _stem(w.casefold()) == typo), typo)
+                written = next(
+                    (w for w in _WORD.findall(f"{doc.title} {doc.abstract}") if _stem(w.casefold()) == stem),
+                    stem,
+                )
+                notes.append(f"read {asked!r} as {written!r}: no indexed abstract has {asked!r}")
+                break
+    return notes
 
 
 def coverage(concepts: list[Concept], docs: dict[str, Document]) -> dict[str, set[int]]:

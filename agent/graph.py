@@ -35,7 +35,7 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
 from biocite.agent.checks import check_question
-from biocite.agent.coverage import DocumentFrequencies, coverage, key_concepts
+from biocite.agent.coverage import DocumentFrequencies, coverage, key_concepts, respelling_notes
 from biocite.agent.evidence import RelevanceWeights, VectorCache, content_terms, select_evidence
 from biocite.agent.extractive import extractive_sentences
 from biocite.agent.findings import FindingsModel, load_findings
@@ -576,7 +576,9 @@ class Agent:
         findings = self.findings
         if findings is None or not own:
             order, weights = top_evidence(probs)
-            return [(evidence[i].pmid, evidence[i].sentence_index, evidence[i].span.text) for i in order], weights
+            return [
+                (evidence[i].pmid, evidence[i].sentence_index, evidence[i].span.text) for i in order
+            ], weights
         scores = findings.score(question, own, [len(own)] * len(own), self.cache)
         order, weights = top_evidence(scores)
         return [(lead.pmid, own[i].index, own[i].text) for i in order], weights
@@ -657,6 +659,7 @@ class Agent:
             + "; ".join(c.text for c in concepts)
             + (f" (not covered: {'; '.join(missing)})" if missing else "")
         )
+        notes.extend(respelling_notes(concepts, union, [docs[p] for p in sorted(best)]))
         # Unknown to the index (abstain): none of the concept's specific words occurs in any abstract. A
         # concept whose rarest word is absent but whose other words are there ("extracorporeal shockwave
         # lithotripsy" vs "shock wave lithotripsy") is only listed as not covered.

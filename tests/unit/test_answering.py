@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from biocite.agent.coverage import DocumentFrequencies, DocumentTerms, covers, key_concepts
+from biocite.agent.coverage import DocumentFrequencies, DocumentTerms, covers, key_concepts, respelling_notes
 from biocite.agent.evidence import ScoredSentence, content_terms, covering_picks
 from biocite.agent.findings import ARTIFACT_VERSION as FINDINGS_VERSION
 from biocite.agent.findings import FindingsModel, cue_features, overlaps_long_answer
@@ -219,9 +219,13 @@ def test_verdict_features_read_negation_and_hedging_of_the_top_sentence() -> Non
     question = "Does metformin reduce body weight?"
     negative = evidence_features(question, ["Metformin did not reduce body weight (p=0.4)."], [0.9])
     positive = evidence_features(question, ["Metformin significantly reduced body weight."], [0.9])
-    hedged = evidence_features(question, ["Metformin may reduce weight; further studies are warranted."], [0.9])
+    hedged = evidence_features(
+        question, ["Metformin may reduce weight; further studies are warranted."], [0.9]
+    )
     assert negative.shape == positive.shape == hedged.shape and not np.allclose(negative, positive)
-    assert evidence_features(question, [], []).shape == negative.shape and not hedged[-1]  # question not negated
+    assert (
+        evidence_features(question, [], []).shape == negative.shape and not hedged[-1]
+    )  # question not negated
 
 
 def test_llm_verdict_model_needs_the_llm_mass_and_uses_it(tmp_path: Path) -> None:
@@ -243,11 +247,17 @@ def test_second_pick_names_the_asked_outcome_the_first_leaves_out() -> None:
     question = "Does as-needed budesonide-formoterol reduce severe exacerbations in mild asthma?"
 
     def scored(i: int, text: str, answer: float | None, rank: float) -> ScoredSentence:
-        return ScoredSentence(Sentence(pmid="1", index=i, start=0, end=len(text), text=text), rank, 0.0, rank, answer)
+        return ScoredSentence(
+            Sentence(pmid="1", index=i, start=0, end=len(text), text=text), rank, 0.0, rank, answer
+        )
 
-    conclusion = scored(0, "In mild asthma, as-needed budesonide-formoterol improved symptom control.", 0.9, 0.8)
+    conclusion = scored(
+        0, "In mild asthma, as-needed budesonide-formoterol improved symptom control.", 0.9, 0.8
+    )
     exposure = scored(1, "Budesonide-formoterol resulted in lower glucocorticoid exposure.", 0.95, 0.7)
-    severe = scored(2, "The annual rate of severe exacerbations was 0.07 with budesonide-formoterol.", 0.7, 0.6)
+    severe = scored(
+        2, "The annual rate of severe exacerbations was 0.07 with budesonide-formoterol.", 0.7, 0.6
+    )
     methods = scored(3, "Severe exacerbations were recorded in a diary.", 0.1, 0.5)
     ranked = [conclusion, exposure, severe, methods]
     terms = content_terms(question)
@@ -335,3 +345,24 @@ def test_cli_rendering_shows_the_verdict_and_what_is_not_covered() -> None:
     answer = Answer(question="q?", verdict="yes", verdict_probability=0.81, question_type="yes/no")
     render_answer(console, answer)
     assert "Verdict: yes (probability 0.81)" in console.export_text()
+
+
+def test_a_typo_is_read_as_the_word_the_evidence_has() -> None:
+    df = _df("hospitalized alcoholic cirrhotics with ascites", "lightening of the skin")
+    concepts = key_concepts("Should ascites be drained in hospitalized alcoholic cirrotics?", df, 0.03)
+    typo = concepts[-1]
+    assert typo.text == "hospitalized alcoholic cirrotics" and typo.respelled == {"cirrot": ["cirrhot"]}
+    evidence = Document(pmid="7", title="", abstract="Ascites volume was measured in 40 cirrhotics.")
+    assert covers(typo, DocumentTerms(evidence))
+    assert respelling_notes(concepts, {len(concepts) - 1}, [evidence]) == [
+        "read 'cirrotics' as 'cirrhotics': no indexed abstract has 'cirrotics'"
+    ]
+
+
+def test_a_real_word_the_corpus_lacks_is_not_read_as_a_neighbour() -> None:
+    df = _df("lightening of the skin", "stage of the disease", "rewards")
+    lightning = key_concepts("Do lightning strikes cause deficits?", df, 0.03)[0]
+    assert lightning.respelled == {"lightn": ["lighten"]}  # one letter put back gives an index term...
+    assert not covers(lightning, _doc("", "Neurological deficits after strikes were common."))  # ...not here
+    # a changed letter is never tried: "stapes" -> "stage", "rewarming" -> "reward"
+    assert all(not c.respelled for c in key_concepts("Is stapes surgery safe after rewarming?", df, 0.03))
