@@ -237,7 +237,8 @@ def _build_into(
         report.removed += store.delete(manifest.explicit_deletions)
         store.commit()
     with _timed(report, "embed"):
-        embedder = Embedder.from_settings(settings)
+        # on Ray the workers embed (on their GPUs, if asked); the driver needs the model's name and size only
+        embedder = Embedder.from_settings(cluster.driver_settings if cluster else settings)
         if cluster:
             report.embedded = cluster.embed_missing(store, embedder.name)
         else:
@@ -299,7 +300,9 @@ def _build_milvus(store: DocStore, embedder: Embedder, settings: Settings) -> No
             yield pmids, [tokens[p] for p in pmids], vectors
 
     ix = settings.index
-    built = MilvusIndex.build(milvus_uri(settings), ix.milvus_collection, rows(), embedder.dim, k1=ix.k1, b=ix.b)
+    built = MilvusIndex.build(
+        milvus_uri(settings), ix.milvus_collection, rows(), embedder.dim, k1=ix.k1, b=ix.b
+    )
     built.close()  # else milvus-lite keeps its file locked and the index cannot be opened in this process
 
 

@@ -12,10 +12,16 @@ unit of resume. The shard folder is removed once the build completes.
 Ray itself: `auto` joins the cluster on this machine (`ray start --head`, or RAY_ADDRESS) when there is
 one, else starts a local Ray with `index.ray_workers` CPUs; an address (`ray://head:10001`, `host:6379`)
 joins that cluster, whose workers must see the corpus files at the same paths.
+
+GPUs. `index.embed_device` names the workers' device, not the driver's: "cuda" (or "cuda:N") makes each
+embedding task ask Ray for one GPU (Ray gives the task its own CUDA_VISIBLE_DEVICES, so it embeds on
+"cuda") and is refused before any work when the cluster has no GPU; "auto" asks for one when the cluster
+has GPUs and embeds on CPUs otherwise. The driver only reads the model's name and dimension, on its CPU.
 """
 
 from __future__ import annotations
 
+import logging
 import pickle
 import shutil
 from collections.abc import Iterator
@@ -53,6 +59,24 @@ def embed_shard(texts: list[str], settings: Settings) -> Any:
     return Embedder.from_settings(settings).encode(texts, batch_size=settings.index.embed_batch_size)
 
 
+def worker_gpus(device: str, cluster_gpus: float) -> int:
+    """GPUs an embedding task asks Ray for under `index.embed_device`: 1 for a GPU device ("auto" only
+    when the cluster has one), else 0. A GPU device on a cluster without GPUs is refused: Ray would
+    otherwise queue the tasks forever."""
+    if device == "cpu" or (device == "auto" and not cluster_gpus):
+        return 0
+    if not cluster_gpus:
+        raise BiociteError(
+            f"index.embed_device is {device!r} but the Ray cluster has no GPU; "
+            "use index.embed_device=cpu or auto, or join a cluster with GPU workers"
+        )
+    return 1
+
+
+def _on_device(settings: Settings, device: str) -> Settings:
+    return settings.model_copy(update={"index": settings.index.model_copy(update={"embed_device": device})})
+
+
 def _merge(total: ReadStats, part: ReadStats) -> None:
     for field in ("files", "records", "malformed", "empty_abstracts", "deleted", "warnings_dropped"):
         setattr(total, field, getattr(total, field) + getattr(part, field))
@@ -67,8 +91,12 @@ class RayBuild:
         self.shards = index_dir / SHARD_DIR
         self.shards.mkdir(exist_ok=True)
         workers = settings.index.ray_workers
+        gpus = worker_gpus(settings.index.embed_device, ray.cluster_resources().get("GPU", 0))
+        # a task given a GPU sees only its own, as "cuda"; the driver reads the model on its CPU
+        self.worker_settings = _on_device(settings, "cuda" if gpus else "cpu")
+        self.driver_settings = _on_device(settings, "cpu")
         self.parse = ray.remote(num_cpus=1)(parse_shard)
-        self.embed = ray.remote(num_cpus=1)(embed_shard)
+        self.embed = ray.remote(num_cpus=1, num_gpus=gpus)(embed_shard)
         self.window = max(workers * 2, 2)  # tasks in flight, so results stream back in order
 
     @classmethod
@@ -78,7 +106,12 @@ class RayBuild:
         except ImportError:
             raise BiociteError("--ray needs Ray: pip install 'biocite[scale]'") from None
         if not ray.is_initialized():
-            options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+            # Ray's own start-up lines would break biocite's one-line errors and -q; its errors still show
+            options: dict[str, Any] = {
+                "include_dashboard": False,
+                "log_to_driver": False,
+                "logging_level": logging.ERROR,
+            }
             if address == "auto":
                 try:
                     ray.init(address="auto", **options)
@@ -121,7 +154,7 @@ class RayBuild:
         while True:
             while len(pending) < self.window and (chunk := next(todo, None)) is not None:
                 docs = store.get_many(chunk)
-                pending[self.embed.remote([docs[p].text for p in chunk], self.settings)] = chunk
+                pending[self.embed.remote([docs[p].text for p in chunk], self.worker_settings)] = chunk
             if not pending:
                 return len(missing)
             [done], _ = self.ray.wait(list(pending), num_returns=1)

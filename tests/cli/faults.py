@@ -603,6 +603,14 @@ CASES: list[Case] = [
         setup=_failed_add_keeps,
         check=both(names("index.embed_device", "CUDA"), count_kept),
     ),  # fmt: skip
+    Case(
+        "index build on Ray asking for a GPU the cluster lacks",
+        ["-q", "index", "build", "--corpus", f("good.jsonl"), "--ray", "auto", "-s", "index.embed_device=cuda",
+         "-s", "index.ray_workers=1"],
+        2,
+        setup=_failed_add_keeps,
+        check=both(names("index.embed_device", "Ray cluster has no GPU"), count_kept),
+    ),  # fmt: skip
     Case("index delete: PMID 'abc'", ["-q", "index", "delete", "abc"], 2, check=count_kept),
     Case("index delete: PMID -5", ["-q", "index", "delete", "--", "-5"], 2, check=count_kept),
     Case(

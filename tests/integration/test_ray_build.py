@@ -48,7 +48,9 @@ def build(tmp_path: Path, corpus_dir: Path, name: str, *extra: str) -> Path:
 def test_ray_build_equals_single_process_build(tmp_path: Path) -> None:
     corpus_dir = corpus(tmp_path / "corpus")
     single = build(tmp_path, corpus_dir, "single")
-    ray = build(tmp_path, corpus_dir, "ray", "--ray", "auto", "--set", "index.ray_workers=2")
+    # embed_device=auto: the workers ask Ray for a GPU only when the cluster has one (this one has none)
+    ray = build(tmp_path, corpus_dir, "ray", "--ray", "auto", "--set", "index.ray_workers=2",
+                "--set", "index.embed_device=auto")  # fmt: skip
     assert not (ray / "ray_shards").exists()
     a, b = DocStore(single / "docs.sqlite", readonly=True), DocStore(ray / "docs.sqlite", readonly=True)
     assert a.pmids() == b.pmids() and len(a) > 100

@@ -11,8 +11,9 @@ import faiss
 import numpy as np
 import pytest
 
-from biocite.errors import IndexMismatchError
+from biocite.errors import BiociteError, IndexMismatchError
 from biocite.index.bm25 import BM25Index
+from biocite.index.distributed import worker_gpus
 from biocite.index.ivfpq import IDS_FILE, IvfPqIndex, IvfPqParams, factory_string
 from biocite.index.lexical import META_FILE, TantivyBM25
 from biocite.tokenize import tokenize
@@ -105,3 +106,18 @@ def test_ivfpq_small_corpus_is_exact_and_keeps_string_ids(tmp_path: Path) -> Non
     assert [h[0][0] for h in hits] == ids[:3]
     with pytest.raises(IndexMismatchError, match="expected 60 vectors"):
         IvfPqIndex.build([(ids, vectors)], 60, 32, tmp_path / "x", IvfPqParams())
+
+
+@pytest.mark.parametrize(
+    ("device", "cluster_gpus", "asked"),
+    [("cpu", 0, 0), ("cpu", 4, 0), ("auto", 0, 0), ("auto", 2, 1), ("cuda", 2, 1), ("cuda:1", 1, 1)],
+)
+def test_ray_embedding_tasks_ask_for_a_gpu_only_for_a_gpu_device(
+    device: str, cluster_gpus: int, asked: int
+) -> None:
+    assert worker_gpus(device, cluster_gpus) == asked
+
+
+def test_a_gpu_device_on_a_ray_cluster_without_gpus_is_refused_not_queued_forever() -> None:
+    with pytest.raises(BiociteError, match="index.embed_device is 'cuda' but the Ray cluster has no GPU"):
+        worker_gpus("cuda", 0)
