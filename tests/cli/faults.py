@@ -605,8 +605,17 @@ CASES: list[Case] = [
     ),  # fmt: skip
     Case(
         "index build on Ray asking for a GPU the cluster lacks",
-        ["-q", "index", "build", "--corpus", f("good.jsonl"), "--ray", "auto", "-s", "index.embed_device=cuda",
-         "-s", "index.ray_workers=1"],
+        [
+            "-q",
+            "index",
+            "build",
+            "--corpus",
+            f("good.jsonl"),
+            "--ray",
+            "auto",
+            "-s",
+            "index.embed_device=cuda",
+        ],
         2,
         setup=_failed_add_keeps,
         check=both(names("index.embed_device", "Ray cluster has no GPU"), count_kept),
