@@ -20,6 +20,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -397,6 +398,7 @@ class SupportModel:
         self.meta = meta
         self.max_sentences = max_sentences
         self._embedder: Any = None
+        self._threads: ThreadPoolExecutor | None = None
         self.folder: Path | None = None  # where it was loaded from
 
     def cosines(self, claims: Sequence[str], groups: Sequence[Sequence[str]]) -> list[np.ndarray]:
@@ -414,17 +416,40 @@ class SupportModel:
     def score(
         self, claims: Sequence[str], groups: Sequence[Sequence[str]]
     ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """(probs n x 4, cosines n) per claim and its sentences. Each claim's group is one cross-encoder batch
-        of its own: dynamic int8 quantizes a batch's activations with one scale, so scored beside other
-        claims' pairs a sentence's probabilities moved by up to 0.5 (argmax on 14 % of dev pairs) and 5 % of
-        passage verdicts changed with what else was checked in the same call. A verdict is now a function
-        of its claim and passage alone, and batches of one passage (<= 10 sentences) run as fast as 64."""
+        """(probs n x 4, cosines n) per claim and its sentences (`head_probs`, then the bi-encoder)."""
+        return list(zip(self.head_probs(claims, groups), self.cosines(claims, groups), strict=True))
+
+    def head_probs(self, claims: Sequence[str], groups: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """The cross-encoder's (n x 4) probabilities per claim and its sentences.
+
+        Each claim's group is one batch of its own: dynamic int8 quantizes a batch's activations with one
+        scale, so scored beside other claims' pairs a sentence's probabilities moved by up to 0.5 (argmax on
+        14 % of dev pairs). And each batch runs on one torch thread, the groups spread over as many threads
+        as torch has cores: two passages at once on two cores score more pairs a second than one passage on
+        both (a batch of <= 10 sentences is too small to split well), and a verdict is a function of its
+        claim and passage alone, whatever else is checked in the same call."""
         empty = np.zeros((0, len(LABELS)), dtype=np.float32)
-        probs = [
-            self.head.predict_proba([(c, s) for s in g], batch_size=len(g)) if g else empty
-            for c, g in zip(claims, groups, strict=True)
-        ]
-        return list(zip(probs, self.cosines(claims, groups), strict=True))
+
+        def one(claim: str, group: Sequence[str]) -> np.ndarray:
+            return (
+                self.head.predict_proba([(claim, s) for s in group], batch_size=len(group))
+                if group
+                else empty
+            )
+
+        return list(self._pool().map(one, claims, groups))
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._threads is None:
+            import torch
+
+            # one call first, so the tokenizer's padding and truncation are set before threads share it
+            self.head.predict_proba([("claim", "evidence")], batch_size=1)
+            workers = max(1, torch.get_num_threads())
+            self._threads = ThreadPoolExecutor(
+                workers, "support", initializer=torch.set_num_threads, initargs=(1,)
+            )
+        return self._threads
 
     @property
     def name(self) -> str:
