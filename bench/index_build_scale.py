@@ -159,6 +159,24 @@ def run_build(cmd: list[str]) -> tuple[dict, float]:
     return report, time.perf_counter() - started
 
 
+def built_index_checks(index: Path, n: int) -> dict[str, bool]:
+    """What a finished build of n documents must hold: no document lost or duplicated in any engine."""
+    from biocite.index.ivfpq import IvfPqIndex
+    from biocite.index.lexical import TantivyBM25
+
+    db = index / "docs.sqlite"
+    n_docs = count(db, "SELECT COUNT(*) FROM docs")
+    dense = IvfPqIndex.load(index)
+    ids = {str(i) for i in dense.ids}
+    return {
+        "store rows == documents": n_docs == n,
+        "no duplicate pmid": count(db, "SELECT COUNT(DISTINCT pmid) FROM docs") == n_docs,
+        "one embedding per document": count(db, "SELECT COUNT(*) FROM embeddings") == n_docs,
+        "tantivy documents == documents": len(TantivyBM25.load(index / "tantivy")) == n_docs,
+        "IVF-PQ vectors == documents, same ids": len(dense) == n_docs and len(ids) == n_docs,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -191,15 +209,6 @@ def main() -> int:
     embedded_before = count(db, "SELECT COUNT(*) FROM embeddings")
     resumed, resumed_s = run_build(build_cmd(corpus, index, home))
 
-    from biocite.index.ivfpq import IvfPqIndex
-    from biocite.index.lexical import TantivyBM25
-
-    n_docs = count(db, "SELECT COUNT(*) FROM docs")
-    n_distinct = count(db, "SELECT COUNT(DISTINCT pmid) FROM docs")
-    n_vectors = count(db, "SELECT COUNT(*) FROM embeddings")
-    dense = IvfPqIndex.load(index)
-    lexical = TantivyBM25.load(index / "tantivy")
-    ids = [str(i) for i in dense.ids]
     children_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
     print(f"# index build, scale path (tantivy + IVF-PQ), {args.docs:,} synthetic abstracts in "
@@ -217,12 +226,8 @@ def main() -> int:
           f"(= {args.docs:,} - {embedded_before:,} embedded before the kill: "
           f"{resumed['embedded'] == args.docs - embedded_before})")  # fmt: skip
     checks = {
-        "store rows == documents": n_docs == args.docs,
-        "no duplicate pmid": n_distinct == n_docs,
-        "one embedding per document": n_vectors == n_docs,
-        "tantivy documents == documents": len(lexical) == n_docs,
-        "IVF-PQ vectors == documents, same ids": len(dense) == n_docs and len(set(ids)) == n_docs,
-        "same documents as the uninterrupted build": reference["documents"] == n_docs,
+        **built_index_checks(index, args.docs),
+        "same documents as the uninterrupted build": reference["documents"] == args.docs,
     }
     for name, ok in checks.items():
         print(f"check  {name:45s} {'ok' if ok else 'FAILED'}")
@@ -232,9 +237,6 @@ def main() -> int:
 
 def composed(args: argparse.Namespace, corpus: Path, home: Path, pool: list[str], titles: list[str],
              picks: dict[str, list[int]]) -> int:  # fmt: skip
-    from biocite.index.ivfpq import IvfPqIndex
-    from biocite.index.lexical import TantivyBM25
-
     index = args.out / "killed"
     db = index / "docs.sqlite"
     cmd = build_cmd(corpus, index, home) + (["--ray", "auto"] if args.ray else [])
@@ -246,12 +248,6 @@ def composed(args: argparse.Namespace, corpus: Path, home: Path, pool: list[str]
     compose_s = time.perf_counter() - started
     resumed, resumed_s, resumed_peak = watch(cmd)
     assert resumed is not None
-    n_docs = count(db, "SELECT COUNT(*) FROM docs")
-    n_distinct = count(db, "SELECT COUNT(DISTINCT pmid) FROM docs")
-    n_vectors = count(db, "SELECT COUNT(*) FROM embeddings")
-    dense = IvfPqIndex.load(index)
-    lexical = TantivyBM25.load(index / "tantivy")
-    ids = [str(i) for i in dense.ids]
     sizes = {p.name: p.stat().st_size for p in index.iterdir() if p.is_file()}
     print(f"# index build, scale path (tantivy + IVF-PQ{', --ray auto' if args.ray else ''}), {args.docs:,} "
           f"synthetic abstracts in {len(list(corpus.iterdir()))} JSONL shards, composed vectors "
@@ -271,11 +267,7 @@ def composed(args: argparse.Namespace, corpus: Path, home: Path, pool: list[str]
     checks = {
         "every document stored before the kill": docs_before == args.docs,
         "resume parsed and embedded nothing again": resumed["added"] == 0 and resumed["embedded"] == 0,
-        "store rows == documents": n_docs == args.docs,
-        "no duplicate pmid": n_distinct == n_docs,
-        "one embedding per document": n_vectors == n_docs,
-        "tantivy documents == documents": len(lexical) == n_docs,
-        "IVF-PQ vectors == documents, same ids": len(dense) == n_docs and len(set(ids)) == n_docs,
+        **built_index_checks(index, args.docs),
     }
     for name, ok in checks.items():
         print(f"check  {name:45s} {'ok' if ok else 'FAILED'}")
