@@ -253,12 +253,14 @@ def _accuracy_and_macro_f1(gold: np.ndarray, predicted: np.ndarray) -> float:
     return (accuracy_score(gold, predicted) + f1_score(gold, predicted, average="macro")) / 2
 
 
-def fit_with_cv(x: np.ndarray, y: np.ndarray) -> tuple[LinearModel, dict[str, Any]]:
+def fit_with_cv(
+    x: np.ndarray, y: np.ndarray, grid: Sequence[float] = C_GRID
+) -> tuple[LinearModel, dict[str, Any]]:
     """The model refitted on all rows with the (C, class weighting) of the best cross-validated score."""
     scores: dict[str, float] = {}
     best: tuple[float, float, str] | None = None
     for weighting in CLASS_WEIGHTS:
-        c, by_c = choose_c(x, y, C_GRID, partial(fit_verdict, class_weight=weighting), _accuracy_and_macro_f1)
+        c, by_c = choose_c(x, y, grid, partial(fit_verdict, class_weight=weighting), _accuracy_and_macro_f1)
         scores.update({f"{weighting}:C={k}": v for k, v in by_c.items()})
         if best is None or by_c[c] > best[0]:
             best = (by_c[c], c, weighting)

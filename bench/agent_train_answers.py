@@ -17,11 +17,15 @@ the source abstract given (no retrieval), against simple references measured in 
 - with --support (an experiment; nothing ships from it): the support model's probabilities for the question
   read as a claim (`as_claim`) against the top evidence sentences, as extra verdict features; fitted and
   measured the same way (cues alone, then cues + support), and its zero-shot confusion printed.
+- with --words (an experiment; nothing ships from it): the tf-idf of the evidence's negation-scoped words and
+  word pairs ("did not reduce" -> "not_reduce"; a question word under a negation also gives "qneg"), over a
+  vocabulary fitted on the train questions' evidence (min_df 5), plus counts of question words said plainly
+  or under a negation, beside the cues; fitted and measured the same way.
 
 Saves the artifacts where the agent reads them (agent.models_dir, default <home>/models/agent/).
 
     python bench/agent_train_answers.py [--set agent.models_dir=/tmp/agent-models] [--llm [--llm-masses F]]
-                                        [--support]
+                                        [--support] [--words]
 """
 
 from __future__ import annotations
@@ -140,6 +144,72 @@ def support_experiment(settings: Settings, rows: list[V.TrainingRow], held: list
           f"{ {k: v for k, v in confusion.items() if v} }")  # fmt: skip
 
 
+_NEGATOR = re.compile(r"(?:no|not|never|neither|nor|none|without|cannot|fail\w*|unable|lack\w*|\w+n't)")
+_STOPWORDS = frozenset(
+    "a an the of in on for to with and or is are was were be does do did can could should would will has have "
+    "had may might must there this that these those it its by at as from than vs versus what which who how "
+    "whether patients patient".split()
+)
+
+
+def negation_scoped(text: str) -> list[str]:
+    """Lower-cased words; those after a negator, up to the next punctuation mark, prefixed "not_"."""
+    out: list[str] = []
+    negated = False
+    for token in re.findall(r"[a-z]+'?t?|[.,;:]", text.lower()):
+        if token in ".,;:":
+            negated = False
+            continue
+        out.append(f"not_{token}" if negated else token)
+        negated = negated or bool(_NEGATOR.fullmatch(token))
+    return out
+
+
+def word_features(rows: list[V.TrainingRow], held: list[V.TrainingRow]) -> tuple[np.ndarray, np.ndarray]:
+    """(train, held-out) word + alignment columns; the vocabulary is fitted on the train rows only."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    def stems(question: str) -> set[str]:
+        return {w[:5] for w in re.findall(r"[a-z]+", question.lower()) if w not in _STOPWORDS and len(w) > 2}
+
+    def document(row: V.TrainingRow) -> str:
+        words, asked = negation_scoped(" ".join(row.texts)), stems(row.question)
+        denied = ["qneg" for w in words if w.startswith("not_") and w[4:9] in asked]
+        negated = ["questionneg"] if V._NEGATED_QUESTION.search(row.question) else []
+        return " ".join(words + denied + negated)
+
+    def alignment(row: V.TrainingRow) -> np.ndarray:
+        asked, counts = stems(row.question), []
+        for text in row.texts[:3] or [""]:
+            words = negation_scoped(text)
+            plain = sum(1 for w in words if not w.startswith("not_") and w[:5] in asked)
+            denied = sum(1 for w in words if w.startswith("not_") and w[4:9] in asked)
+            counts.append([min(plain, 5) / 5, min(denied, 3) / 3, float(denied > 0)])
+        matrix = np.array(counts)
+        return np.hstack([matrix[0], matrix.max(axis=0)])
+
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=5, sublinear_tf=True)
+    train = vectorizer.fit_transform([document(r) for r in rows]).toarray()
+    test = vectorizer.transform([document(r) for r in held]).toarray()
+    return (
+        np.hstack([train, np.vstack([alignment(r) for r in rows])]),
+        np.hstack([test, np.vstack([alignment(r) for r in held])]),
+    )
+
+
+def words_experiment(rows: list[V.TrainingRow], held: list[V.TrainingRow]) -> None:
+    """Cues + word features, C and class weights by 5-fold CV on train (grid down to 0.003: 755 columns)."""
+    w_train, w_held = word_features(rows, held)
+    x, y = V.feature_matrix(rows)
+    xh, yh = V.feature_matrix(held)
+    fitted, choice = V.fit_with_cv(np.hstack([x, w_train]), y, (0.003, *V.C_GRID))
+    predicted = fitted.predict_proba(np.hstack([xh, w_held])).argmax(axis=1)
+    print(f"verdict (cues + words, extractive; {w_train.shape[1]} word columns) by 5-fold CV on train: "
+          f"C={choice['C']}, {choice['class_weight']}, CV {max(choice['cv_scores'].values())}; held-out "
+          f"({len(yh)}): accuracy {accuracy_score(yh, predicted):.3f}, macro-F1 "
+          f"{f1_score(yh, predicted, average='macro'):.3f}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -148,6 +218,7 @@ def main() -> None:
     parser.add_argument("--llm", action="store_true", help="also the verdict model stacked on the local LLM")
     parser.add_argument("--llm-masses", type=Path, default=None, help="reuse a previous run's masses (JSON)")
     parser.add_argument("--support", action="store_true", help="also the support-model features experiment")
+    parser.add_argument("--words", action="store_true", help="also the negation-scoped word features experiment")
     args = parser.parse_args()
 
     settings = load_settings(None, args.overrides)
@@ -193,6 +264,8 @@ def main() -> None:
     report("verdict (cues, extractive)", verdict, held_rows, None, rows)
     if args.support:
         support_experiment(settings, rows, held_rows)
+    if args.words:
+        words_experiment(rows, held_rows)
     if args.llm:
         masses = llm_masses(settings, rows + held_rows, args.llm_masses)
         features = V.LLMFeatures(
