@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from biocite.records import Document, Evidence, Sentence, Span
+from biocite.records import Document, Evidence, SearchHit, Sentence, Span
 from biocite.tokenize import tokenize
 
 
@@ -116,12 +116,15 @@ class ScoredSentence:
     lexical: float
     relevance: float
     answer: float | None = None  # P(answer-bearing), when an answer scorer is given
+    retrieval: float = 0.0  # its abstract's score relative to its query's best hit (`relative_scores`)
 
-    def rank(self, answer_weight: float) -> float:
-        """The order of evidence: relevance mixed with P(answer-bearing) when known."""
-        if self.answer is None:
-            return self.relevance
-        return (1.0 - answer_weight) * self.relevance + answer_weight * self.answer
+    def rank(self, answer_weight: float, retrieval_weight: float = 0.0) -> float:
+        """The order of evidence: relevance mixed with P(answer-bearing) when known, then with the retrieval
+        score of the sentence's abstract (which reads the whole abstract and its title, not one sentence)."""
+        own = self.relevance
+        if self.answer is not None:
+            own = (1.0 - answer_weight) * self.relevance + answer_weight * self.answer
+        return (1.0 - retrieval_weight) * own + retrieval_weight * self.retrieval
 
 
 # (question, sentences, sentences in each one's abstract) -> P(answer-bearing) per sentence
@@ -146,6 +149,22 @@ def score_sentences(
             ScoredSentence(sentence, float(cosine), lexical, relevance(float(cosine), lexical, weights))
         )
     return out
+
+
+def relative_scores(hits: Sequence[SearchHit]) -> dict[str, float]:
+    """The hits of one query, scored relative to its best hit (1.0): score / best for non-negative scores
+    (fusion), min-max for scores that can be negative (reranker logits)."""
+    if not hits:
+        return {}
+    scores = np.array([h.score for h in hits], dtype=np.float64)
+    low, high = float(scores.min()), float(scores.max())
+    if low >= 0 and high > 0:
+        relative = scores / high
+    elif high > low:
+        relative = (scores - low) / (high - low)
+    else:
+        relative = np.ones_like(scores)
+    return {h.pmid: round(float(r), 4) for h, r in zip(hits, relative, strict=True)}
 
 
 def covering_picks(ranked: list[ScoredSentence], question_terms: set[str], k: int) -> list[ScoredSentence]:
@@ -182,10 +201,15 @@ def select_evidence(
     duplicate_cosine: float = 0.95,
     answer_scorer: AnswerScorer | None = None,
     answer_weight: float = 0.0,
+    retrieval_scores: dict[str, float] | None = None,
+    retrieval_weight: float = 0.0,
 ) -> list[Evidence]:
     """Up to `per_doc` sentences per abstract at or above `min_relevance`, best first, near-duplicates
     dropped. With an `answer_scorer`, "best" is `ScoredSentence.rank`: relevance mixed with
-    P(answer-bearing), so findings come before sentences that merely restate the question.
+    P(answer-bearing), so findings come before sentences that merely restate the question; with
+    `retrieval_scores` (by PMID) and a `retrieval_weight`, also with the score of the sentence's abstract, so
+    a finding of the abstract that matches the whole question comes before one of an abstract that shares
+    a word with it (an aspirin-and-melanoma sentence for an aspirin-and-cardiovascular question).
 
     Nothing below the relevance bar is kept, so the sufficiency check sees thin evidence as thin.
     """
@@ -198,10 +222,12 @@ def select_evidence(
             probs = answer_scorer(question, own, [len(own)] * len(own))
             for item, p in zip(scored, probs, strict=True):
                 item.answer = float(p)
+        for item in scored:
+            item.retrieval = (retrieval_scores or {}).get(pmid, 0.0)
         scored.sort(key=lambda s: s.rank(answer_weight), reverse=True)
         eligible = [s for s in scored if s.relevance >= min_relevance]
         chosen.extend((s, doc) for s in covering_picks(eligible, terms, per_doc))
-    chosen.sort(key=lambda item: item[0].rank(answer_weight), reverse=True)
+    chosen.sort(key=lambda item: item[0].rank(answer_weight, retrieval_weight), reverse=True)
     kept: list[Evidence] = []
     kept_vectors: list[np.ndarray] = []
     for candidate, doc in chosen:

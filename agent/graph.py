@@ -36,7 +36,13 @@ from langgraph.graph import END, START, StateGraph
 
 from biocite.agent.checks import check_question
 from biocite.agent.coverage import DocumentFrequencies, coverage, key_concepts, respelling_notes
-from biocite.agent.evidence import RelevanceWeights, VectorCache, content_terms, select_evidence
+from biocite.agent.evidence import (
+    RelevanceWeights,
+    VectorCache,
+    content_terms,
+    relative_scores,
+    select_evidence,
+)
 from biocite.agent.extractive import extractive_sentences
 from biocite.agent.findings import FindingsModel, load_findings
 from biocite.agent.prompting import load_prompt
@@ -329,13 +335,17 @@ class Agent:
         hits = list(state.get("hits", []))
         seen = {h.pmid for h in hits}
         query = state["queries"][-1]
-        for hit in self.retriever.search(query, k=self.config.docs_per_round):
+        found = self.retriever.search(query, k=self.config.docs_per_round)
+        relative = relative_scores(found)
+        scores = dict(state.get("retrieval_scores", {}))
+        for hit in found:
             if hit.pmid not in seen:
                 seen.add(hit.pmid)
                 hits.append(hit)
+                scores[hit.pmid] = relative[hit.pmid]
         hits = self._with_documents(hits)
         _emit({"event": "step", "node": "retrieve", "detail": f"{len(hits)} abstracts for {query!r}"})
-        return {"hits": hits}
+        return {"hits": hits, "retrieval_scores": scores}
 
     def attribute(self, state: AgentState) -> AgentState:
         docs, sentences = self._documents(state["hits"])
@@ -353,6 +363,8 @@ class Agent:
         evidence = select(
             answer_scorer=(lambda q, s, n: findings.score(q, s, n, self.cache)) if findings else None,
             answer_weight=self.config.answer_weight,
+            retrieval_scores=state.get("retrieval_scores", {}),
+            retrieval_weight=self.config.retrieval_weight,
         )
         notes = list(state.get("notes", []))
         # Thin evidence is judged on relevance alone (the bars were calibrated on it), before the coverage
@@ -566,11 +578,14 @@ class Agent:
         self, question: str, evidence: list[Evidence], hits: list[SearchHit]
     ) -> tuple[list[tuple[str, int, str]], list[float]]:
         """(pmid, sentence index, text) of the three most answer-bearing sentences, best first, and their
-        P(answer-bearing): those of the abstract of the most answer-bearing evidence sentence, all its
-        sentences scored, as the verdict model was trained (one source abstract). Without the findings model:
-        the evidence sentences themselves."""
+        P(answer-bearing): those of the abstract of the first evidence sentence (the best-ranked: relevance,
+        P(answer-bearing) and its abstract's retrieval score), all its sentences scored, as the verdict model
+        was trained (one source abstract). Without the findings model: the evidence sentences themselves.
+        (Before 0.2.0 the abstract of the most answer-bearing sentence: on TRAIN questions that was the
+        question's own abstract half the time, as any abstract's conclusion reads answer-bearing;
+        bench/agent_retrieval_weight.py.)"""
         probs = np.array([e.answer if e.answer is not None else e.relevance for e in evidence])
-        lead = evidence[int(np.argmax(probs))]
+        lead = evidence[0]
         _, sentences = self._documents([h for h in hits if h.pmid == lead.pmid])
         own = sentences.get(lead.pmid) or []
         findings = self.findings
@@ -801,11 +816,11 @@ def _bottom_line_hint(verdict: str | None) -> str:
 def bottom_line_sentence(
     verdict: str, evidence: list[Evidence], max_citations: int = 2, not_covered: list[str] | None = None
 ) -> AnswerSentence:
-    """The verdict as the answer's first sentence, citing the most answer-bearing evidence abstracts; with
-    concepts not covered, the sentence says the studies found do not mention them."""
-    ranked = sorted(evidence, key=lambda e: e.answer if e.answer is not None else e.relevance, reverse=True)
+    """The verdict as the answer's first sentence, citing the abstracts of the first evidence sentences
+    (`evidence` is best first; the verdict reads the first one's abstract); with concepts not covered, the
+    sentence says the studies found do not mention them."""
     by_pmid: dict[str, list[Evidence]] = {}
-    for item in ranked[:3]:
+    for item in evidence[:3]:
         by_pmid.setdefault(item.pmid, []).append(item)
     citations = [Citation(pmid=p, evidence=items) for p, items in list(by_pmid.items())[:max_citations]]
     text = _BOTTOM_LINES.get(verdict, "")

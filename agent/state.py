@@ -27,6 +27,7 @@ class AgentState(TypedDict, total=False):
     round: int  # retrieval rounds done
     queries: list[str]  # every query searched, in order
     hits: list[SearchHit]  # every abstract retrieved, in order of first retrieval
+    retrieval_scores: dict[str, float]  # each hit's score relative to the best hit of its query (1.0)
     evidence: list[Evidence]  # chosen evidence sentences, best first
     not_covered: list[str]  # key concepts of the question that no evidence abstract mentions
     unknown_concepts: list[str]  # ... of them, those no indexed abstract mentions: the agent abstains
@@ -54,6 +55,7 @@ def fresh_turn(question: str, mode: str) -> AgentState:
         round=0,
         queries=[],
         hits=[],
+        retrieval_scores={},
         evidence=[],
         not_covered=[],
         unknown_concepts=[],

@@ -124,6 +124,9 @@ class AgentSettings(BaseModel):
     answer_model: bool = True  # score sentences for answering the question (trained on first use)
     # evidence order = (1 - w) * relevance + w * P(answer-bearing); hand-set (not fitted), see README Figures
     answer_weight: float = 0.5
+    # ... then (1 - r) * that + r * the retrieval score of the sentence's abstract (1.0 = its query's best hit);
+    # r fitted on the TRAIN questions by bench/agent_retrieval_weight.py
+    retrieval_weight: float = 0.4
     # list the key concepts no evidence abstract covers; abstain when no indexed abstract does
     coverage: bool = True
     # a concept needs a term in at most this share of the indexed documents; the lowest of 0.0005, 0.001,

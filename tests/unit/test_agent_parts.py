@@ -11,13 +11,14 @@ from biocite.agent.evidence import (
     clause_spans,
     content_terms,
     contributory_phrases,
+    relative_scores,
     select_evidence,
 )
 from biocite.agent.extractive import extractive_sentences
 from biocite.agent.graph import Agent, expand_query, make_checkpointer
 from biocite.citations import DraftSentence, count_words, drop_repeats, parse_generation
 from biocite.errors import InputError
-from biocite.records import Document, Sentence
+from biocite.records import Document, SearchHit, Sentence
 
 
 def test_parse_generation_reads_marker_styles_and_moves_trailing_markers() -> None:
@@ -101,6 +102,34 @@ def test_select_evidence_thresholds_and_dedup() -> None:
     assert all(e.relevance >= 0.3 for e in evidence)
     assert evidence == sorted(evidence, key=lambda e: -e.relevance)
     assert {e.pmid for e in evidence} <= {"111", "444", "555"}
+
+
+def test_retrieval_score_of_the_abstract_orders_evidence_across_abstracts() -> None:
+    """A sentence of the abstract retrieval put first leads over a slightly more question-like sentence of
+    an abstract retrieval found weak; within the relevance bar, nothing is added or dropped."""
+    retriever = FakeRetriever()
+    docs = retriever.documents.docs
+    sentences = {p: retriever.documents.sentences(p) for p in docs}
+    select = lambda **kw: select_evidence(  # noqa: E731
+        "metformin body weight diabetes", docs, sentences, VectorCache(HashEmbedder()), per_doc=2,
+        min_relevance=0.0, **kw,
+    )  # fmt: skip
+    plain = select()
+    runner_up = next(e.pmid for e in plain if e.pmid != plain[0].pmid)
+    scores = {p: 0.1 for p in docs} | {runner_up: 1.0}
+    weighted = select(retrieval_scores=scores, retrieval_weight=0.5)
+    assert weighted[0].pmid == runner_up != plain[0].pmid
+    assert sorted(e.span.text for e in weighted) == sorted(e.span.text for e in plain)
+    assert select(retrieval_scores=scores, retrieval_weight=0.0) == plain
+
+
+def test_relative_scores_put_the_best_hit_of_a_query_at_one() -> None:
+    def hits(*scores: float) -> list[SearchHit]:
+        return [SearchHit(pmid=str(i), title="t", score=s, rank=i) for i, s in enumerate(scores, start=1)]
+
+    assert relative_scores(hits(0.8, 0.4, 0.2)) == {"1": 1.0, "2": 0.5, "3": 0.25}  # fusion: ratio
+    assert relative_scores(hits(2.0, -1.0, -4.0)) == {"1": 1.0, "2": 0.5, "3": 0.0}  # logits: min-max
+    assert relative_scores(hits(-1.0, -1.0)) == {"1": 1.0, "2": 1.0} and relative_scores([]) == {}
 
 
 def test_extractive_sentences_respect_limits() -> None:

@@ -272,12 +272,17 @@ def test_reading_order_groups_evidence_by_abstract_in_text_order() -> None:
     assert reading_order(top) == ["b1", "b5", "a3"]
 
 
-def test_bottom_line_cites_the_most_answer_bearing_evidence_and_survives_generate_guarantees() -> None:
-    weak, strong = _evidence("1", "Background sentence.", 0.1), _evidence("2", "Rates fell by 30%.", 0.9)
-    line = bottom_line_sentence("yes", [weak, strong])
+def test_bottom_line_cites_the_first_evidence_and_survives_generate_guarantees() -> None:
+    """Evidence comes best first (relevance, P(answer-bearing), the abstract's retrieval score); the bottom
+    line cites the abstracts of the first three sentences, in that order, at most two, whatever their
+    P(answer-bearing) alone says."""
+    first = _evidence("2", "Rates fell by 30% with the asked drug.", 0.6)
+    other = _evidence("1", "Another abstract's conclusion.", 0.95)
+    third = _evidence("3", "A third abstract.", 0.9)
+    line = bottom_line_sentence("yes", [first, other, third])
     assert line.kind == "bottom_line" and line.text.startswith("Bottom line: yes")
-    assert line.citations[0].pmid == "2"
-    kept = enforce_guarantees([line], {"1", "2"}, "generate", 0.5, [])
+    assert [c.pmid for c in line.citations] == ["2", "1"]
+    kept = enforce_guarantees([line], {"1", "2", "3"}, "generate", 0.5, [])
     assert kept == [line]
 
 
@@ -366,3 +371,27 @@ def test_a_real_word_the_corpus_lacks_is_not_read_as_a_neighbour() -> None:
     assert not covers(lightning, _doc("", "Neurological deficits after strikes were common."))  # ...not here
     # a changed letter is never tried: "stapes" -> "stage", "rewarming" -> "reward"
     assert all(not c.respelled for c in key_concepts("Is stapes surgery safe after rewarming?", df, 0.03))
+
+
+def test_verdict_reads_the_abstract_of_the_first_evidence_sentence() -> None:
+    """Not that of the most answer-bearing sentence: any abstract's conclusion reads answer-bearing, and the
+    best-ranked sentence also weighs its abstract's retrieval score (bench/agent_retrieval_weight.py)."""
+    from biocite.agent.evidence import to_evidence
+
+    class Findings:  # every sentence of 444 reads answer-bearing, the rest less so
+        def score(
+            self, question: str, sentences: list[Sentence], counts: list[int], encoder: object
+        ) -> np.ndarray:
+            return np.array([0.9 if s.pmid == "444" else 0.3 for s in sentences])
+
+    agent = Agent(agent_settings(), retriever=FakeRetriever())
+    agent._loaded.add("findings")
+    agent._findings = Findings()  # type: ignore[assignment]
+    hits = agent._with_documents(agent.retriever.search("metformin body weight"))
+    docs, sentences = agent._documents(hits)
+    evidence = [
+        to_evidence(sentences["111"][0], docs["111"], set(), 0.8, answer=0.3),
+        to_evidence(sentences["444"][0], docs["444"], set(), 0.6, answer=0.95),
+    ]
+    top, weights = agent._verdict_evidence("Does metformin reduce body weight?", evidence, hits)
+    assert {pmid for pmid, _, _ in top} == {"111"} and len(top) == len(weights) == 3
