@@ -347,31 +347,45 @@ class Agent:
         _emit({"event": "step", "node": "retrieve", "detail": f"{len(hits)} abstracts for {query!r}"})
         return {"hits": hits, "retrieval_scores": scores}
 
-    def attribute(self, state: AgentState) -> AgentState:
-        docs, sentences = self._documents(state["hits"])
-        findings = self.findings
-        select = partial(
-            select_evidence,
-            state["standalone"],
+    def choose_evidence(
+        self,
+        question: str,
+        hits: list[SearchHit],
+        retrieval_scores: dict[str, float],
+        *,
+        answer_model: bool = True,
+        retrieval_weight: float | None = None,
+    ) -> list[Evidence]:
+        """The evidence sentences of these hits, best first (`select_evidence` with this agent's settings);
+        without `answer_model`, ordered on relevance alone."""
+        docs, sentences = self._documents(hits)
+        findings = self.findings if answer_model else None
+        return select_evidence(
+            question,
             docs,
             sentences,
             self.cache,
             per_doc=self.config.evidence_per_doc,
             min_relevance=self.config.min_relevance,
             weights=self.weights,
-        )
-        evidence = select(
             answer_scorer=(lambda q, s, n: findings.score(q, s, n, self.cache)) if findings else None,
             answer_weight=self.config.answer_weight,
-            retrieval_scores=state.get("retrieval_scores", {}),
-            retrieval_weight=self.config.retrieval_weight,
+            retrieval_scores=retrieval_scores,
+            retrieval_weight=self.config.retrieval_weight if retrieval_weight is None else retrieval_weight,
         )
+
+    def attribute(self, state: AgentState) -> AgentState:
+        docs, _ = self._documents(state["hits"])
+        choose = partial(
+            self.choose_evidence, state["standalone"], state["hits"], state.get("retrieval_scores", {})
+        )
+        evidence = choose()
         notes = list(state.get("notes", []))
         # Thin evidence is judged on relevance alone (the bars were calibrated on it), before the coverage
         # filter keeps only the abstracts covering the concepts.
         enough = self.sufficient(evidence)
-        if findings is not None and not enough:
-            enough = self.sufficient(select())
+        if self.findings is not None and not enough:
+            enough = self.sufficient(choose(answer_model=False))
         evidence, not_covered, unknown = self._cover(state["standalone"], evidence, docs, notes)
         if evidence:  # the margin is on the embedding scale, so it comes before any LLM judgement
             floor = max(e.relevance for e in evidence) - self.config.relevance_margin

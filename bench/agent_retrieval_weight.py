@@ -34,33 +34,14 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
 
-from biocite.agent.evidence import relative_scores, select_evidence  # noqa: E402
+from biocite.agent.evidence import relative_scores  # noqa: E402
 from biocite.agent.findings import overlaps_long_answer  # noqa: E402
 from biocite.agent.graph import Agent  # noqa: E402
 from biocite.index.hybrid import open_retriever  # noqa: E402
 from biocite.pubmedqa import load_questions, long_answers, split_questions  # noqa: E402
-from biocite.records import Evidence  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7)
-
-
-def evidence_for(agent: Agent, question: str, hits: list, weight: float) -> list[Evidence]:
-    docs, sentences = agent._documents(hits)
-    findings = agent.findings
-    return select_evidence(
-        question,
-        docs,
-        sentences,
-        agent.cache,
-        per_doc=agent.config.evidence_per_doc,
-        min_relevance=agent.config.min_relevance,
-        weights=agent.weights,
-        answer_scorer=(lambda q, s, n: findings.score(q, s, n, agent.cache)) if findings else None,
-        answer_weight=agent.config.answer_weight,
-        retrieval_scores=relative_scores(hits),
-        retrieval_weight=weight,
-    )
 
 
 def main() -> None:
@@ -79,7 +60,7 @@ def main() -> None:
     for q in train[: args.n]:
         hits = agent._with_documents(agent.retriever.search(q.question, k=agent.config.docs_per_round))
         for weight in WEIGHTS:
-            evidence = evidence_for(agent, q.question, hits, weight)
+            evidence = agent.choose_evidence(q.question, hits, relative_scores(hits), retrieval_weight=weight)
             if not evidence:
                 rows[weight].append((False, False, False, False))
                 continue
