@@ -595,8 +595,8 @@ class Agent:
         P(answer-bearing): those of the abstract of the first evidence sentence (the best-ranked: relevance,
         P(answer-bearing) and its abstract's retrieval score), all its sentences scored, as the verdict model
         was trained (one source abstract). Without the findings model: the evidence sentences themselves.
-        (Before 0.2.0 the abstract of the most answer-bearing sentence: on TRAIN questions that was the
-        question's own abstract half the time, as any abstract's conclusion reads answer-bearing;
+        (It was the abstract of the most answer-bearing sentence: on TRAIN questions, the question's own
+        abstract only half the time, as any abstract's conclusion reads answer-bearing;
         bench/agent_retrieval_weight.py.)"""
         probs = np.array([e.answer if e.answer is not None else e.relevance for e in evidence])
         lead = evidence[0]
