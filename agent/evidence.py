@@ -222,8 +222,9 @@ def select_evidence(
             probs = answer_scorer(question, own, [len(own)] * len(own))
             for item, p in zip(scored, probs, strict=True):
                 item.answer = float(p)
+        retrieval = (retrieval_scores or {}).get(pmid, 0.0)
         for item in scored:
-            item.retrieval = (retrieval_scores or {}).get(pmid, 0.0)
+            item.retrieval = retrieval
         scored.sort(key=lambda s: s.rank(answer_weight), reverse=True)
         eligible = [s for s in scored if s.relevance >= min_relevance]
         chosen.extend((s, doc) for s in covering_picks(eligible, terms, per_doc))

@@ -598,12 +598,12 @@ class Agent:
         (It was the abstract of the most answer-bearing sentence: on TRAIN questions, the question's own
         abstract only half the time, as any abstract's conclusion reads answer-bearing;
         bench/agent_retrieval_weight.py.)"""
-        probs = np.array([e.answer if e.answer is not None else e.relevance for e in evidence])
         lead = evidence[0]
         _, sentences = self._documents([h for h in hits if h.pmid == lead.pmid])
         own = sentences.get(lead.pmid) or []
         findings = self.findings
         if findings is None or not own:
+            probs = np.array([e.answer if e.answer is not None else e.relevance for e in evidence])
             order, weights = top_evidence(probs)
             return [
                 (evidence[i].pmid, evidence[i].sentence_index, evidence[i].span.text) for i in order

@@ -14,9 +14,9 @@ then the evidence selected with each candidate r (no LLM). Printed per r, with r
 the reference in the same run:
 - top evidence from the source abstract: the first evidence sentence is of the question's own abstract;
 - top evidence in its conclusions: ... and overlaps the PubMedQA long answer (the abstract's conclusions);
-- verdict reads the source: the abstract the verdict reads (that of the most answer-bearing evidence
-  sentence, as agent/graph.py `_verdict_evidence`; and, as an alternative, that of the first evidence
-  sentence) is the source abstract.
+- verdict reads the source: the abstract the verdict reads is the source abstract, under the old rule (that of
+  the most answer-bearing evidence sentence) and the current one (agent/graph.py `_verdict_evidence`: that of
+  the first evidence sentence, so the same share as the first column).
 The chosen r is the smallest with the best "top evidence in its conclusions" (ties within 0.005 -> smaller).
 
     python bench/agent_retrieval_weight.py [--n 300] [--set index.dir=...]
@@ -55,14 +55,14 @@ def main() -> None:
     agent = Agent(settings, retriever=open_retriever(settings))
     train, _ = split_questions(load_questions())
     conclusions = long_answers()
-    rows: dict[float, list[tuple[bool, bool, bool, bool]]] = {w: [] for w in WEIGHTS}
+    rows: dict[float, list[tuple[bool, bool, bool]]] = {w: [] for w in WEIGHTS}
     started = time.perf_counter()
     for q in train[: args.n]:
         hits = agent._with_documents(agent.retriever.search(q.question, k=agent.config.docs_per_round))
         for weight in WEIGHTS:
             evidence = agent.choose_evidence(q.question, hits, relative_scores(hits), retrieval_weight=weight)
             if not evidence:
-                rows[weight].append((False, False, False, False))
+                rows[weight].append((False, False, False))
                 continue
             top = evidence[0]
             lead = evidence[
@@ -72,7 +72,6 @@ def main() -> None:
                 top.pmid == q.pmid,
                 top.pmid == q.pmid and overlaps_long_answer(top.span.text, conclusions[q.pmid]),
                 lead.pmid == q.pmid,
-                top.pmid == q.pmid,
             ))  # fmt: skip
     n = len(train[: args.n])
     print(f"# agent.retrieval_weight on {n} TRAIN questions (seed 13, 60/40 by question), "
@@ -84,7 +83,7 @@ def main() -> None:
     for weight in WEIGHTS:
         share = np.mean(np.array(rows[weight], dtype=float), axis=0)
         print(f"{weight:<6} {share[0]:.3f}                      {share[1]:.3f}                  "
-              f"{share[2]:.3f} / {share[3]:.3f}")  # fmt: skip
+              f"{share[2]:.3f} / {share[0]:.3f}")  # fmt: skip
         if best is None or share[1] > best[1] + 0.005:
             best = (weight, share[1])
     assert best is not None
