@@ -7,10 +7,15 @@ words, question words and generic words of question templates ("does", "effect",
 specific of all). A single letter is glued to the word before it ("vitamin D", "T cell"), and such a
 compound must occur as a phrase; numbers are skipped.
 
+The asked outcome ("prevent | fractures", "reduce the risk of | falls") is a concept with a looser bar: the
+first chunk after an outcome verb is an *outcome concept* when it has a term in at most `max_outcome_df_share`
+of the documents, although no term is rare enough for a key concept. Without it a common outcome is never
+checked, and "Does vitamin D prevent fractures?" was answered with vitamin D sentences about T cells.
+
 A concept is covered by an abstract (title + text) when its rarest specific term occurs there (stems, as
 BM25 sees them; compounds as phrases), or when its initials do ("chronic obstructive pulmonary disease" ->
-"COPD"). `max_df_share` is fitted on the TRAIN questions (bench/agent_answers.py prints the false-miss
-rate of the source abstracts).
+"COPD"); an outcome concept when any of its terms occurs ("hepatic fibrosis" by "liver fibrosis").
+`max_df_share` and `max_outcome_df_share` are fitted on the TRAIN questions (bench/agent_concepts.py).
 
 A question word the index has never seen may be a typo ("cirrotics"). Its respellings are the index
 terms with a letter it dropped put back or two letters it swapped swapped back (`respellings`); the concept
@@ -27,7 +32,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from biocite.records import Document
+from biocite.records import Document, Evidence
 from biocite.tokenize import STOPWORDS, tokenize
 
 # Words of question templates and generic outcome words: they never make a concept on their own.
@@ -66,6 +71,17 @@ VERBS = frozenset(
         stem=True,
     )
 )
+# Verbs whose object is the asked outcome: "Does X prevent | fractures?"
+OUTCOME_VERBS = frozenset(
+    tokenize(
+        """reduce reduces reduced prevent prevents improve improves increase increases decrease decreases
+        affect affects predict predicts influence influences cause causes lower lowers raise raises worsen
+        worsens shorten shortens prolong prolongs protect protects induce induces delay delays lead leads""",
+        stem=True,
+    )
+)
+
+
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _LETTERS = string.ascii_lowercase + string.digits
 MIN_RESPELL_LENGTH = 6  # stems shorter than this are too close to other words to guess at
@@ -77,6 +93,7 @@ class Concept:
     terms: list[str]  # specific terms: stems, or "word x" compounds checked as phrases
     words: list[str] = field(default_factory=list)
     respelled: dict[str, list[str]] = field(default_factory=dict)  # a stem the index lacks -> respellings
+    outcome: bool = False  # an asked outcome below the key-concept bar: covered by any of its terms
 
     def initials(self) -> str:
         return "".join(w[0] for w in self.words).upper() if len(self.words) >= 2 else ""
@@ -120,41 +137,64 @@ def respellings(term: str, df: DocumentFrequencies) -> list[str]:
     return sorted(t for t in put_back | swapped if df.counts.get(t, 0))
 
 
-def key_concepts(question: str, df: DocumentFrequencies, max_df_share: float = 0.0005) -> list[Concept]:
-    """The question's concepts that carry at least one specific term, in question order."""
-    chunks: list[list[str]] = [[]]
+def _chunks(question: str) -> list[tuple[list[str], bool]]:
+    """The question cut at stop, generic and verb words; each chunk with whether it is the asked outcome
+    (the first chunk after an outcome verb, across the stop and generic words between: "reduce the risk
+    of | fractures")."""
+    chunks: list[tuple[list[str], bool]] = [([], False)]
+    after_verb = False
     for word in _WORD.findall(question):
         low = word.casefold()
-        if len(low) == 1 and low.isalpha() and low in "dtbkce" and chunks[-1]:  # vitamin D, T cell
-            chunks[-1][-1] = f"{chunks[-1][-1]} {word}"
+        words = chunks[-1][0]
+        if len(low) == 1 and low.isalpha() and low in "dtbkce" and words:  # vitamin D, T cell
+            words[-1] = f"{words[-1]} {word}"
             continue
         if low.isdigit():  # numbers are not concepts ("fourteen years" is not one either, but is rare)
             continue
         stem = _stem(low)
         if low in STOPWORDS or stem is None or stem in GENERIC or stem in VERBS:
-            chunks.append([])
+            after_verb = (after_verb and not words) or stem in OUTCOME_VERBS
+            chunks.append(([], after_verb))
             continue
-        chunks[-1].append(word)
+        words.append(word)
+    return [(words, outcome) for words, outcome in chunks if words]
+
+
+def key_concepts(
+    question: str, df: DocumentFrequencies, max_df_share: float = 0.0005, max_outcome_df_share: float = 0.0
+) -> list[Concept]:
+    """The question's concepts that carry at least one specific term, and its asked outcome when it has a
+    term within the outcome bar, in question order."""
     concepts = []
-    for chunk in chunks:
-        if not chunk:
-            continue
-        terms, respelled = [], {}
-        for word in chunk:
-            if " " in word:
-                terms.append(" ".join(word.casefold().split()))
-                continue
-            stem = _stem(word.casefold())
-            if stem and df.share(stem) <= max_df_share:
-                terms.append(stem)
-                if near := respellings(stem, df):
-                    respelled[stem] = near
-        # rarest first: a compound phrase, then the stem in the fewest documents
-        terms.sort(key=lambda t: -1.0 if " " in t else df.share(t))
-        if terms:
-            words = [w for part in chunk for w in part.split()]
-            concepts.append(Concept(text=" ".join(chunk), terms=terms, words=words, respelled=respelled))
+    for chunk, after_verb in _chunks(question):
+        words = [w for part in chunk for w in part.split()]
+        concept = _concept(chunk, words, df, max_df_share)
+        if concept is None and after_verb and max_outcome_df_share > 0:
+            concept = _concept(chunk, words, df, max_outcome_df_share)
+            if concept is not None:
+                concept.outcome = True
+        if concept is not None:
+            concepts.append(concept)
     return concepts
+
+
+def _concept(chunk: list[str], words: list[str], df: DocumentFrequencies, max_share: float) -> Concept | None:
+    """The chunk as a concept of its terms in at most `max_share` of the documents, or None."""
+    terms, respelled = [], {}
+    for word in chunk:
+        if " " in word:
+            terms.append(" ".join(word.casefold().split()))
+            continue
+        stem = _stem(word.casefold())
+        if stem and df.share(stem) <= max_share:
+            terms.append(stem)
+            if near := respellings(stem, df):
+                respelled[stem] = near
+    # rarest first: a compound phrase, then the stem in the fewest documents
+    terms.sort(key=lambda t: -1.0 if " " in t else df.share(t))
+    if not terms:
+        return None
+    return Concept(text=" ".join(chunk), terms=terms, words=words, respelled=respelled)
 
 
 class DocumentTerms:
@@ -192,9 +232,16 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
         if 2 <= len(word) <= 6 and word.isupper() and word.isalpha() and _stem(word.casefold()) == key:
             if key in terms.stems or terms.spells_out(word):
                 return True
-    if " " in key:
-        return " " + " ".join(re.findall(r"[a-z0-9]+", key)) + " " in terms.flat
-    return key in terms.stems or bool(read_as(concept, terms))
+    if concept.outcome:
+        return any(_has_term(t, terms) for t in concept.terms)
+    return _has_term(key, terms) or bool(read_as(concept, terms))
+
+
+def _has_term(term: str, terms: DocumentTerms) -> bool:
+    """A stem among the abstract's stems, or a compound ("vitamin d") as a phrase of its words."""
+    if " " in term:
+        return " " + " ".join(re.findall(r"[a-z0-9]+", term)) + " " in terms.flat
+    return term in terms.stems
 
 
 def read_as(concept: Concept, terms: DocumentTerms) -> str | None:
@@ -221,6 +268,26 @@ def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Docu
     return notes
 
 
+@dataclass
+class Coverage:
+    """The question's concepts and, for each evidence abstract, the indexes of those it covers."""
+
+    concepts: list[Concept]
+    by_pmid: dict[str, set[int]]
+
+    def missing(self, evidence: list[Evidence], notes: list[str]) -> list[str]:
+        """The concepts no abstract of this evidence covers (noted in the trace with all concepts)."""
+        pmids = {e.pmid for e in evidence}
+        union = set().union(*(self.by_pmid.get(p, set()) for p in pmids))
+        missing = [c.text for i, c in enumerate(self.concepts) if i not in union]
+        notes.append(
+            "key concepts: "
+            + "; ".join(c.text for c in self.concepts)
+            + (f" (not covered: {'; '.join(missing)})" if missing else "")
+        )
+        return missing
+
+
 def coverage(concepts: list[Concept], docs: dict[str, Document]) -> dict[str, set[int]]:
     """For each PMID, the indexes of the concepts its abstract covers."""
     out = {}
@@ -228,3 +295,8 @@ def coverage(concepts: list[Concept], docs: dict[str, Document]) -> dict[str, se
         terms = DocumentTerms(doc)
         out[pmid] = {i for i, c in enumerate(concepts) if covers(c, terms)}
     return out
+
+
+def asked_outcome(question: str) -> str | None:
+    """The question's asked outcome as written (the first chunk after an outcome verb), whatever its terms."""
+    return next((" ".join(chunk) for chunk, after_verb in _chunks(question) if after_verb), None)

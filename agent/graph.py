@@ -35,7 +35,7 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
 from biocite.agent.checks import check_question
-from biocite.agent.coverage import DocumentFrequencies, coverage, key_concepts, respelling_notes
+from biocite.agent.coverage import Coverage, DocumentFrequencies, coverage, key_concepts, respelling_notes
 from biocite.agent.evidence import (
     RelevanceWeights,
     VectorCache,
@@ -386,7 +386,7 @@ class Agent:
         enough = self.sufficient(evidence)
         if self.findings is not None and not enough:
             enough = self.sufficient(choose(answer_model=False))
-        evidence, not_covered, unknown = self._cover(state["standalone"], evidence, docs, notes)
+        evidence, covered, unknown = self._cover(state["standalone"], evidence, docs, notes)
         if evidence:  # the margin is on the embedding scale, so it comes before any LLM judgement
             floor = max(e.relevance for e in evidence) - self.config.relevance_margin
             keep = self.config.min_evidence  # a very strong best sentence must not leave the rest thin
@@ -395,6 +395,9 @@ class Agent:
         if judge and evidence:
             evidence, note = self._judge_relevance(state["standalone"], evidence)
             notes.append(note)
+        # what the evidence that is left covers: two abstracts that each cover one concept cover both only
+        # when both keep evidence
+        not_covered = covered.missing(evidence, notes) if covered else []
         best = f", best relevance {max(e.relevance for e in evidence):.2f}" if evidence else ""
         _emit({"event": "step", "node": "attribute", "detail": f"{len(evidence)} evidence sentences{best}"})
         return {
@@ -668,26 +671,24 @@ class Agent:
 
     def _cover(
         self, question: str, evidence: list[Evidence], docs: dict[str, Document], notes: list[str]
-    ) -> tuple[list[Evidence], list[str], list[str]]:
-        """Keep the evidence of the abstracts covering the most key concepts; name the concepts they miss,
-        and those of them the whole index never mentions (nothing can be said: the agent abstains)."""
+    ) -> tuple[list[Evidence], Coverage | None, list[str]]:
+        """Keep the evidence of the abstracts covering the most key concepts; name the concepts the whole
+        index never mentions (nothing can be said: the agent abstains)."""
         df = self.doc_freqs
         if df is None or not evidence:
-            return evidence, [], []
+            return evidence, None, []
         # A follow-up completed with its context is judged on its own words: the context was answered before.
-        concepts = key_concepts(question.split(CONTEXT_OPEN)[0], df, self.config.max_concept_df)
-        if not concepts:
-            return evidence, [], []
-        covered = coverage(concepts, {p: docs[p] for p in dict.fromkeys(e.pmid for e in evidence)})
-        most = max(len(c) for c in covered.values())
-        best = {p for p, c in covered.items() if len(c) == most}
-        union = set().union(*(covered[p] for p in best))
-        missing = [c.text for i, c in enumerate(concepts) if i not in union]
-        notes.append(
-            "key concepts: "
-            + "; ".join(c.text for c in concepts)
-            + (f" (not covered: {'; '.join(missing)})" if missing else "")
+        concepts = key_concepts(
+            question.split(CONTEXT_OPEN)[0], df, self.config.max_concept_df, self.config.max_outcome_df
         )
+        if not concepts:
+            return evidence, None, []
+        covered = coverage(concepts, {p: docs[p] for p in dict.fromkeys(e.pmid for e in evidence)})
+        # Key concepts first, then the asked outcome: an abstract on the outcome alone substitutes nothing.
+        rank = {p: (sum(not concepts[i].outcome for i in c), len(c)) for p, c in covered.items()}
+        most = max(rank.values())
+        best = {p for p, r in rank.items() if r == most}
+        union = set().union(*(covered[p] for p in best))
         notes.extend(respelling_notes(concepts, union, [docs[p] for p in sorted(best)]))
         # Unknown to the index (abstain): none of the concept's specific words occurs in any abstract. A
         # concept whose rarest word is absent but whose other words are there ("extracorporeal shockwave
@@ -697,7 +698,7 @@ class Agent:
             for i, c in enumerate(concepts)
             if i not in union and all(" " not in t and df.share(t) == 0 for t in c.terms)
         ]
-        return [e for e in evidence if e.pmid in best], missing, unknown
+        return [e for e in evidence if e.pmid in best], Coverage(concepts, covered), unknown
 
     def _judge_relevance(self, question: str, evidence: list[Evidence]) -> tuple[list[Evidence], str]:
         """The LLM judge vetoes top evidence sentences it finds irrelevant (P(relevant) < agent.judge_veto).

@@ -4,8 +4,9 @@ Data and split: the PubMedQA development questions (data/pubmedqa/dev_questions.
 the reranker's seeded rule (`biocite.pubmedqa.split_questions`: sorted by PMID, shuffled with
 random.Random(13), first 60 % train, last 40 % held out = 200 questions). The findings and verdict models
 are trained on the train part only; every figure here is on the held-out part (the first --n of it), the
-10 questions of bench/agent_unanswerable.json and the swapped held-out questions of
-bench/agent_unanswerable_swapped.json (bench/make_unanswerable_swapped.py).
+10 questions of bench/agent_unanswerable.json, the swapped held-out questions of
+bench/agent_unanswerable_swapped.json (bench/make_unanswerable_swapped.py) and the held-out questions with
+a swapped asked outcome of bench/agent_unanswerable_outcomes.json (bench/agent_concepts.py).
 
 Prints, per mode:
 - verdict accuracy and macro-F1 over yes/no/maybe (maybe = "mixed"; "insufficient" or no verdict counts
@@ -42,6 +43,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from agent_concepts import OUT as OUTCOMES  # noqa: E402
+from agent_concepts import Corpus  # noqa: E402
+
+from biocite.agent.coverage import key_concepts  # noqa: E402
 from biocite.agent.findings import overlaps_long_answer  # noqa: E402
 from biocite.agent.graph import Agent  # noqa: E402
 from biocite.agent.synthesis import audit  # noqa: E402
@@ -57,8 +62,9 @@ _STATISTIC = re.compile(
 )
 
 
-def unanswerable(agent: Agent) -> list[str]:
-    """Both unanswerable sets, each absent term re-checked against the index."""
+def unanswerable(agent: Agent) -> list[tuple[str, str]]:
+    """The three unanswerable sets, each re-checked against the index: absent terms absent, swapped
+    outcomes in no abstract covering the question's key concepts."""
     store = agent.retriever.documents
     texts = [d.text.casefold() for d in store.get_many(store.pmids()).values()]
     out = []
@@ -67,7 +73,16 @@ def unanswerable(agent: Agent) -> list[str]:
             if any(t in text for t in item["absent_terms"] for text in texts):
                 print(f"  skipped (the index mentions {item['absent_terms']}): {item['question']}")
             else:
-                out.append(item["question"])
+                out.append((name.removesuffix(".json"), item["question"]))
+    corpus = Corpus(agent.settings)
+    for item in json.loads(OUTCOMES.read_text())["questions"]:
+        keys = key_concepts(item["question"], corpus.df, agent.config.max_concept_df)
+        if corpus.answerable([k for k in keys if k.text != item["outcome"]], item["outcome"]):
+            print(
+                f"  skipped (an abstract on the key concepts mentions {item['outcome']!r}): {item['question']}"
+            )
+        else:
+            out.append((OUTCOMES.stem, item["question"]))
     return out
 
 
@@ -160,7 +175,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200, help="held-out questions (extractive)")
     parser.add_argument("--gen-n", type=int, default=20, help="held-out questions in generate mode")
     parser.add_argument("--skip", type=int, default=0, help="start after this many held-out questions")
-    parser.add_argument("--unanswerable-n", type=int, default=100)
+    parser.add_argument("--unanswerable-n", type=int, default=200)
     parser.add_argument("--gen-unanswerable-n", type=int, default=20)
     parser.add_argument("--modes", default="extractive,generate")
     parser.add_argument("--preset", default=None)
@@ -187,20 +202,20 @@ def main() -> None:
         items = [(q.pmid, q.question) for q in held_out[args.skip : args.skip + n]]
         figures, results = evaluate(agent, mode, items, gold)
         k = args.unanswerable_n if mode == "extractive" else args.gen_unanswerable_n
-        # the 10 written questions first, then the swapped ones
+        # the 10 written questions first, then the swapped entities, then the swapped outcomes
         chosen = unanswerable_questions[:k]
-        caught, seconds = 0, []
-        for i, question in enumerate(chosen, 1):
-            t = time.perf_counter()
+        caught: dict[str, list[bool]] = {}
+        for i, (kind, question) in enumerate(chosen, 1):
             answer = agent.ask(question, mode=mode)
-            seconds.append(time.perf_counter() - t)
             ok = answer.abstained or bool(answer.not_covered)
-            caught += ok
+            caught.setdefault(kind, []).append(ok)
             print(
                 f"  [{mode} unanswerable {i}/{len(chosen)}] {'caught' if ok else 'ANSWERED'}  {question[:70]}"
             )
+        every = [ok for oks in caught.values() for ok in oks]
         figures["unanswerable_questions"] = len(chosen)
-        figures["unanswerable_abstained_or_not_covered"] = round(caught / max(len(chosen), 1), 3)
+        figures["unanswerable_abstained_or_not_covered"] = round(sum(every) / max(len(every), 1), 3)
+        figures["unanswerable_by_set"] = {kind: f"{sum(oks)}/{len(oks)}" for kind, oks in caught.items()}
         demo = agent.ask(DEMO, mode=mode)
         figures["demo"] = {
             "verdict": demo.verdict,

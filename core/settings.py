@@ -114,7 +114,9 @@ class AgentSettings(BaseModel):
     # Added by the agent (issue 3); read by agent/graph.py.
     min_top_relevance: float = 0.55  # the best evidence sentence must reach this (bench/agent_calibrate.py)
     max_evidence: int = 8  # evidence sentences shown to the generator
-    cosine_weight: float = 0.6  # relevance = w * cosine + (1 - w) * lexical overlap with the question
+    cosine_weight: float = Field(
+        default=0.6, ge=0.0, le=1.0
+    )  # relevance = w * cosine + (1 - w) * lexical overlap with the question
     judge_top: int = 3  # generate mode: top evidence sentences also judged relevant by the LLM (0 = off)
     judge_veto: float = 0.2  # ... and dropped when the LLM's P(relevant) is below this
     recite_candidates: int = 2  # other abstracts tried when a sentence's own citations do not support it
@@ -123,15 +125,19 @@ class AgentSettings(BaseModel):
     # Issue 12: answer-bearing evidence, entity coverage and the bottom line (agent/findings.py, ...).
     answer_model: bool = True  # score sentences for answering the question (trained on first use)
     # evidence order = (1 - w) * relevance + w * P(answer-bearing); hand-set (not fitted), see README Figures
-    answer_weight: float = 0.5
+    answer_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     # ... then (1 - r) * that + r * the retrieval score of the sentence's abstract (1.0 = its query's best hit);
     # r fitted on the TRAIN questions by bench/agent_retrieval_weight.py
-    retrieval_weight: float = 0.4
+    retrieval_weight: float = Field(default=0.4, ge=0.0, le=1.0)
     # list the key concepts no evidence abstract covers; abstain when no indexed abstract does
     coverage: bool = True
     # a concept needs a term in at most this share of the indexed documents; the lowest of 0.0005, 0.001,
     # 0.002, 0.005, 0.01, 0.03 keeps source abstracts of TRAIN questions uncovered least often (6.3 %)
-    max_concept_df: float = 0.0005
+    max_concept_df: float = Field(default=0.0005, ge=0.0, le=1.0)
+    # the asked outcome ("prevent | fractures") is checked when a term is in at most this share: the grid
+    # value with the best (swapped outcomes detected - source abstracts missed) on TRAIN questions
+    # (bench/agent_concepts.py: 1.000 - 0.017); 0 turns the outcome check off
+    max_outcome_df: float = Field(default=0.2, ge=0.0, le=1.0)
     models_dir: Path | None = None  # default: <home>/models/agent/
 
 

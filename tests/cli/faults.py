@@ -433,6 +433,13 @@ CASES: list[Case] = [
         index=False,
         check=names("index.embed_device"),
     ),  # fmt: skip
+    Case(
+        "a weight outside [0, 1]",
+        ["config", "show", "-s", "agent.retrieval_weight=2"],
+        2,
+        index=False,
+        check=names("agent.retrieval_weight", "less than or equal to 1"),
+    ),  # fmt: skip
     Case("unknown preset", ["config", "show", "-p", "nosuch"], 2, index=False, check=names("nosuch")),
     Case(
         "preset file with a mistyped key",

@@ -10,7 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from biocite.agent.coverage import DocumentFrequencies, DocumentTerms, covers, key_concepts, respelling_notes
+from biocite.agent.coverage import (
+    DocumentFrequencies,
+    DocumentTerms,
+    asked_outcome,
+    covers,
+    key_concepts,
+    respelling_notes,
+)
 from biocite.agent.evidence import ScoredSentence, content_terms, covering_picks
 from biocite.agent.findings import ARTIFACT_VERSION as FINDINGS_VERSION
 from biocite.agent.findings import FindingsModel, cue_features, overlaps_long_answer
@@ -92,6 +99,44 @@ def test_absent_entity_is_always_a_key_concept() -> None:
         "Does tirzepatide reduce asthma exacerbations?", _df("asthma exacerbations"), 0.03
     )
     assert concepts[0].text == "tirzepatide"
+
+
+def test_the_asked_outcome_is_a_concept_below_the_key_concept_bar() -> None:
+    """'fractures' (in 2 of 4 documents) is too common for a key concept but is what was asked."""
+    df = _df("vitamin D and fractures", "hip fractures", "vitamin K", "liver fibrosis", n_other=0)
+    question = "Does vitamin D supplementation prevent fractures in older adults?"
+    assert [c.text for c in key_concepts(question, df, 0.3)] == ["vitamin D supplementation", "older"]
+    concepts = key_concepts(question, df, 0.3, 0.5)
+    assert [(c.text, c.outcome) for c in concepts] == [
+        ("vitamin D supplementation", False), ("fractures", True), ("older", False)
+    ]  # fmt: skip
+    falls = key_concepts("Does vitamin D reduce the risk of fractures?", df, 0.3, 0.5)[-1]
+    assert falls.text == "fractures" and falls.outcome  # across "the risk of"
+    assert asked_outcome("Can vitamin C prevent complex regional pain syndrome in wrist fractures?") == (
+        "complex regional pain syndrome"
+    )
+    assert asked_outcome("Is metformin safe in gestational diabetes?") is None
+
+
+def test_an_asked_outcome_is_covered_by_any_of_its_terms() -> None:
+    df = _df("liver fibrosis", "hepatic steatosis", n_other=2)
+    outcome = key_concepts("Does telmisartan prevent hepatic fibrosis?", df, 0.0, 0.5)[-1]
+    assert outcome.outcome and sorted(outcome.terms) == ["fibrosi", "hepat"]
+    assert covers(outcome, _doc("", "Telmisartan attenuated liver fibrosis in rats."))
+    assert not covers(outcome, _doc("", "Telmisartan lowered blood pressure in rats."))
+
+
+def test_agent_says_the_asked_outcome_is_not_covered() -> None:
+    """'statin' is a key concept; 'body weight' (2 of 4 abstracts) only passes the outcome bar, and no
+    statin abstract mentions it: not covered, no verdict. With the outcome check off it goes unseen."""
+    question = "Does statin therapy reduce body weight?"
+    on = agent_settings("agent.max_concept_df=0.3", "agent.max_outcome_df=0.6", "agent.min_evidence=1")
+    answer = Agent(on, retriever=TokenDocsRetriever()).ask(question, mode="extractive")
+    assert not answer.abstained and answer.not_covered == ["body weight"]
+    assert answer.verdict == "insufficient" and "body weight" in answer.sentences[0].text
+    assert {c.pmid for s in answer.sentences for c in s.citations} == {"222"}  # never a metformin trial
+    off = agent_settings("agent.max_concept_df=0.3", "agent.max_outcome_df=0", "agent.min_evidence=1")
+    assert Agent(off, retriever=TokenDocsRetriever()).ask(question, mode="extractive").not_covered == []
 
 
 def _evidence(pmid: str, text: str, answer: float = 0.5) -> Evidence:
@@ -324,6 +369,25 @@ def test_agent_says_what_is_not_covered_and_gives_no_verdict_for_another_entity(
     assert not answer.abstained and answer.not_covered == ["vitamin K supplementation"]
     assert answer.verdict == "insufficient"
     assert answer.sentences[0].kind == "bottom_line" and "vitamin K" in answer.sentences[0].text
+
+
+def test_concepts_are_judged_on_the_evidence_that_is_left() -> None:
+    """A metformin abstract and a statin abstract each cover one concept; when only one keeps evidence
+    (the relevance floor), the other concept is not covered: two abstracts never pool their concepts
+    unless both are cited."""
+    settings = agent_settings(
+        "agent.max_concept_df=0.5",
+        "agent.relevance_margin=0",
+        "agent.min_evidence=1",
+        "agent.min_top_relevance=0.3",
+    )
+    answer = Agent(settings, retriever=TokenDocsRetriever()).ask(
+        "Does metformin cause muscle pain?", mode="extractive"
+    )
+    cited = {c.pmid for s in answer.sentences for c in s.citations}
+    assert not answer.abstained and len(answer.not_covered) == 1
+    assert answer.not_covered == (["muscle pain"] if cited <= {"111", "444"} else ["metformin"])
+    assert answer.verdict == "insufficient"
 
 
 def test_agent_answers_when_every_concept_is_covered() -> None:

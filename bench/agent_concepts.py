@@ -1,0 +1,154 @@
+"""The asked-outcome bar of entity coverage (issue 12): fit `agent.max_outcome_df` on TRAIN questions, write
+the held-out outcome-swapped unanswerable questions.
+
+"Does vitamin D supplementation prevent fractures in older adults?" has one key concept ("vitamin D
+supplementation"); "fractures" is in 0.7 % of the indexed abstracts, far above the key-concept bar
+(`agent.max_concept_df`, 0.05 %), so no check saw that no abstract on vitamin D mentions fractures. The
+asked outcome (the first chunk after an outcome verb, agent/coverage.py) is checked with its own, looser
+bar. Too loose, and a source abstract that words the outcome differently is reported "not covered"; too
+strict, and a swapped outcome goes unseen.
+
+Data and split: the PubMedQA development questions split BY QUESTION (`biocite.pubmedqa.split_questions`,
+seed 13, 60 % train / 40 % held out), the same split as bench/agent_answers.py.
+- false miss: share of questions whose own source abstract lacks every term of the asked outcome (the
+  answer is there, the agent would say "not covered");
+- outcome swap: each question with a key concept and an asked outcome gets the asked outcome of another
+  question of the same part (the next three in split order that fit, three swaps per question) such that NO indexed abstract covering
+  all the question's key concepts has any content word of the new outcome: the corpus cannot answer it.
+  Detected when the new outcome is a concept (key or outcome) of the swapped question; the coverage check
+  then finds it in no covering abstract by construction (bench/agent_answers.py runs the agent on them).
+- the bar: the grid value with the largest (detection - false miss) on TRAIN; held-out figures printed
+  after the choice. `--write` saves the held-out swaps to bench/agent_unanswerable_outcomes.json.
+
+    python bench/agent_concepts.py [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from biocite.agent.coverage import (  # noqa: E402
+    GENERIC,
+    Concept,
+    DocumentFrequencies,
+    DocumentTerms,
+    asked_outcome,
+    covers,
+    key_concepts,
+)
+from biocite.index.build import open_index  # noqa: E402
+from biocite.pubmedqa import Question, load_questions, split_questions  # noqa: E402
+from biocite.settings import load_settings  # noqa: E402
+from biocite.tokenize import tokenize  # noqa: E402
+
+OUT = Path(__file__).with_name("agent_unanswerable_outcomes.json")
+GRID = [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2]
+
+
+def content_stems(text: str) -> set[str]:
+    return {t for t in tokenize(text, stem=True) if t not in GENERIC}
+
+
+class Corpus:
+    """Every indexed abstract's terms, to check that a swapped question has no answer in the index."""
+
+    def __init__(self, settings: object) -> None:
+        store = open_index(settings).docs  # type: ignore[arg-type]
+        self.df = DocumentFrequencies.from_token_lists(t for _, t in store.iter_tokens())
+        self.docs = store.get_many(store.pmids())
+        self.terms = {p: DocumentTerms(d) for p, d in self.docs.items()}
+
+    def answerable(self, keys: list[Concept], outcome: str) -> bool:
+        stems = content_stems(outcome)
+        return any(stems & t.stems and all(covers(k, t) for k in keys) for t in self.terms.values())
+
+
+def swaps(questions: list[Question], corpus: Corpus, key_bar: float, per_question: int = 3) -> list[dict]:
+    """Each question's asked outcome replaced by other questions' (up to `per_question` of them, the next
+    ones in split order that fit), where the corpus has no answer."""
+    asked = [(q, asked_outcome(q.question)) for q in questions]
+    pool = [o for _, o in asked if o and content_stems(o)]
+    out = []
+    for i, (question, outcome) in enumerate(asked):
+        keys = [k for k in key_concepts(question.question, corpus.df, key_bar) if k.text != outcome]
+        if not outcome or not keys or not pool:
+            continue
+        made = 0
+        for j in range(len(pool)):
+            new = pool[(i + j) % len(pool)]
+            swapped = question.question.replace(outcome, new, 1)
+            if swapped == question.question or content_stems(new) & content_stems(outcome):
+                continue
+            if corpus.answerable(keys, new):
+                continue
+            out.append(
+                {
+                    "question": swapped,
+                    "from_pmid": question.pmid,
+                    "swapped": outcome,
+                    "outcome": new,
+                    "key_concepts": [k.text for k in keys],
+                }
+            )
+            made += 1
+            if made == per_question:
+                break
+    return out
+
+
+def figures(
+    questions: list[Question], swapped: list[dict], corpus: Corpus, key_bar: float, bar: float
+) -> tuple[float, float]:
+    """(false miss on the source abstracts, detection of the swapped outcomes) at one outcome bar."""
+    missed = 0
+    for q in questions:
+        terms = DocumentTerms(corpus.docs[q.pmid])
+        outcomes = [c for c in key_concepts(q.question, corpus.df, key_bar, bar) if c.outcome]
+        missed += any(not covers(c, terms) for c in outcomes)
+    detected = sum(
+        any(c.text == s["outcome"] for c in key_concepts(s["question"], corpus.df, key_bar, bar))
+        for s in swapped
+    )
+    return missed / len(questions), detected / max(len(swapped), 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--write", action="store_true", help=f"write the held-out swaps to {OUT.name}")
+    args = parser.parse_args()
+    settings = load_settings(None, [])
+    key_bar = settings.agent.max_concept_df
+    corpus = Corpus(settings)
+    train, held_out = split_questions(load_questions())
+    train_swaps, held_swaps = swaps(train, corpus, key_bar), swaps(held_out, corpus, key_bar)
+    print(f"split: {len(train)} train / {len(held_out)} held-out questions (seed 13, by question)")
+    print(f"outcome swaps: {len(train_swaps)} train, {len(held_swaps)} held-out; key-concept bar {key_bar}")
+    print("TRAIN: bar -> false miss on source abstracts, swapped outcomes detected, detection - false miss")
+    scores = {}
+    for bar in GRID:
+        miss, detected = figures(train, train_swaps, corpus, key_bar, bar)
+        scores[bar] = detected - miss
+        print(f"  {bar:<6} {miss:.3f}  {detected:.3f}  {scores[bar]:+.3f}")
+    chosen = max(GRID, key=lambda b: (scores[b], -b))  # ties: the stricter bar
+    miss, detected = figures(held_out, held_swaps, corpus, key_bar, chosen)
+    print(f"chosen on TRAIN: max_outcome_df = {chosen} (settings: {settings.agent.max_outcome_df})")
+    print(f"HELD-OUT at {chosen}: false miss {miss:.3f}, swapped outcomes detected {detected:.3f}")
+    if args.write:
+        about = (
+            "Held-out PubMedQA questions (seed-13 split by question) whose asked outcome is replaced by "
+            "another held-out question's, such that no indexed abstract covering all the key concepts has "
+            "any content word of the new outcome (bench/agent_concepts.py)."
+        )
+        OUT.write_text(json.dumps({"about": about, "questions": held_swaps}, indent=1) + "\n")
+        print(f"{len(held_swaps)} questions written to {OUT}")
+
+
+if __name__ == "__main__":
+    main()
