@@ -51,7 +51,7 @@ GENERIC = frozenset(
         cases clinical important importance possible predicting reducing improving increasing
         affecting causing preventing necessary true false new old current recent well best appropriate
         indicated indication warranted justified worth feasible acceptable alternative option options
-        role associated related different same similar significant significantly relevant value""",
+        role associated related different same similar significant significantly relevant value future due""",
         stem=True,
     )
 )

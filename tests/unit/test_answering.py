@@ -116,6 +116,7 @@ def test_the_asked_outcome_is_a_concept_below_the_key_concept_bar() -> None:
         "complex regional pain syndrome"
     )
     assert asked_outcome("Is metformin safe in gestational diabetes?") is None
+    assert asked_outcome("What will mutation in runx2 affect in the future?") is None  # a time
 
 
 def test_an_asked_outcome_is_covered_by_any_of_its_terms() -> None:
