@@ -397,7 +397,7 @@ class Agent:
             notes.append(note)
         # what the evidence that is left covers: two abstracts that each cover one concept cover both only
         # when both keep evidence
-        not_covered = covered.missing(evidence, notes) if covered else []
+        not_covered = covered.missing(evidence, notes) if covered is not None else []
         best = f", best relevance {max(e.relevance for e in evidence):.2f}" if evidence else ""
         _emit({"event": "step", "node": "attribute", "detail": f"{len(evidence)} evidence sentences{best}"})
         return {

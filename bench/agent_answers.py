@@ -177,6 +177,11 @@ def main() -> None:
     parser.add_argument("--skip", type=int, default=0, help="start after this many held-out questions")
     parser.add_argument("--unanswerable-n", type=int, default=200)
     parser.add_argument("--gen-unanswerable-n", type=int, default=20)
+    parser.add_argument(
+        "--unanswerable-sets",
+        default="agent_unanswerable,agent_unanswerable_swapped,agent_unanswerable_outcomes",
+        help="which unanswerable sets, in this order",
+    )
     parser.add_argument("--modes", default="extractive,generate")
     parser.add_argument("--preset", default=None)
     parser.add_argument("--set", dest="overrides", action="append", default=[])
@@ -195,7 +200,10 @@ def main() -> None:
     print(f"overrides: {args.overrides}; load average {os.getloadavg()[0]:.2f}")
     gold = {item.pmid: item.final_decision for item in read_items()}
     _, held_out = split_questions(load_questions())
-    unanswerable_questions = unanswerable(agent)
+    sets = args.unanswerable_sets.split(",")
+    unanswerable_questions = sorted(
+        (item for item in unanswerable(agent) if item[0] in sets), key=lambda item: sets.index(item[0])
+    )
     summary: dict = {"overrides": args.overrides, "figures": {}, "records": {}}
     for mode in modes:
         n = args.n if mode == "extractive" else args.gen_n
