@@ -57,7 +57,7 @@ from biocite.agent.verdict import (
     reading_order,
     top_evidence,
 )
-from biocite.citations import DraftSentence, count_words, drop_repeats, parse_generation
+from biocite.citations import DraftSentence, count_words, drop_repeats, nothing_more_fits, parse_generation
 from biocite.errors import BiociteError, ModelError
 from biocite.llm import answer_mass, make_chat_model, yes_probability
 from biocite.models import REGISTRY
@@ -84,6 +84,7 @@ _PRONOUNS = re.compile(r"\b(it|its|they|them|their|this|that|these|those|he|she|
 
 
 CONTEXT_OPEN = " (context: "  # how a short follow-up carries the previous question into retrieval
+_CHECK_EVERY_CHARS = 60  # generated text between two checks that anything more could still be kept
 
 
 def make_checkpointer() -> BaseCheckpointSaver:
@@ -441,12 +442,7 @@ class Agent:
         )
         notes = list(state.get("notes", []))
         try:
-            chunks = []
-            for chunk in self.chat_model.stream(messages):
-                token = chunk.content if isinstance(chunk.content, str) else ""
-                chunks.append(token)
-                _emit({"event": "token", "text": token})
-            text = "".join(chunks)
+            text = self._stream_answer(messages, evidence, notes)
         except Exception as exc:  # noqa: BLE001 - the extractive answer is the fallback
             self._raise_if_config_error(exc)
             notes.append(f"generation failed ({type(exc).__name__}: {exc}); extractive fallback")
@@ -460,6 +456,31 @@ class Agent:
             notes.append("the generator's text had no parsable sentence; extractive fallback")
             return {"llm_failed": True, "notes": notes, "drafts": []}
         return {"drafts": drafts, "notes": notes}
+
+    def _stream_answer(self, messages: list[BaseMessage], evidence: list[Evidence], notes: list[str]) -> str:
+        """The generator's text, streamed as tokens; stopped (cancelling generation) once nothing more it
+        writes could be kept: the limits of `_within_limits` are reached, or it loops."""
+        chunks: list[str] = []
+        checked = 0
+        pmids = {e.pmid for e in evidence}
+        stream = self.chat_model.stream(messages)
+        try:
+            for chunk in stream:
+                token = chunk.content if isinstance(chunk.content, str) else ""
+                chunks.append(token)
+                _emit({"event": "token", "text": token})
+                if sum(map(len, chunks)) - checked < _CHECK_EVERY_CHARS:
+                    continue
+                text = "".join(chunks)
+                checked = len(text)
+                limits = (self.config.max_words, self.config.max_sentences)
+                if why := nothing_more_fits(text, len(evidence), pmids, *limits):
+                    notes.append(f"generation stopped early: {why}")
+                    break
+        finally:
+            if close := getattr(stream, "close", None):  # a generator: cancels llama.cpp's generation
+                close()
+        return "".join(chunks)
 
     def verify(self, state: AgentState) -> AgentState:
         evidence = state["evidence"][: self.config.max_evidence]

@@ -93,15 +93,39 @@ def _content_words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2}
 
 
-def drop_repeats(drafts: list[DraftSentence], overlap: float = 0.8) -> tuple[list[DraftSentence], int]:
-    """Drop drafts that repeat an earlier one (small models loop): same content words, or a Jaccard
-    overlap of at least `overlap`. Returns the kept drafts and how many were dropped."""
-    kept: list[DraftSentence] = []
+def repeat_flags(drafts: list[DraftSentence], overlap: float = 0.8) -> list[bool]:
+    """Whether each draft repeats an earlier kept one (small models loop): same content words, or a
+    Jaccard overlap of at least `overlap`."""
     seen: list[set[str]] = []
+    flags = []
     for draft in drafts:
         words = _content_words(draft.text)
-        if any(words == s or len(words & s) >= overlap * len(words | s) for s in seen):
-            continue
-        kept.append(draft)
-        seen.append(words)
+        repeat = any(words == s or len(words & s) >= overlap * len(words | s) for s in seen)
+        if not repeat:
+            seen.append(words)
+        flags.append(repeat)
+    return flags
+
+
+def drop_repeats(drafts: list[DraftSentence], overlap: float = 0.8) -> tuple[list[DraftSentence], int]:
+    """Drop drafts that repeat an earlier one. Returns the kept drafts and how many were dropped."""
+    kept = [d for d, repeat in zip(drafts, repeat_flags(drafts, overlap), strict=True) if not repeat]
     return kept, len(drafts) - len(kept)
+
+
+def nothing_more_fits(
+    text: str, n_evidence: int, known_pmids: set[str], max_words: int, max_sentences: int, loop: int = 2
+) -> str | None:
+    """Why no sentence the generator writes after `text` could be kept, or None. The finished sentences
+    (the last one parsed may be unfinished) already reach the answer's sentence or word limit, so anything
+    after them is cut; or the last `loop` of them all repeat earlier ones: the model is looping."""
+    drafts = parse_generation(text, n_evidence, known_pmids)[:-1]
+    flags = repeat_flags(drafts)
+    if len(flags) >= loop and all(flags[-loop:]):
+        return f"the generator repeated itself {loop} times in a row"
+    kept = [d for d, repeat in zip(drafts, flags, strict=True) if not repeat]
+    if len(kept) >= max_sentences:
+        return f"{max_sentences} sentences written"
+    if sum(count_words(d.text) for d in kept) > max_words:
+        return f"{max_words} words written"
+    return None

@@ -85,6 +85,34 @@ def test_generate_keeps_supported_sentences_and_never_cites_unretrieved_pmids() 
     assert any(note.startswith("verification:") for note in answer.trace.notes)
 
 
+class CountingModel(FakeListChatModel):
+    """Streams its response a character at a time and counts the characters the agent consumed."""
+
+    consumed: int = 0
+
+    def _stream(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        for chunk in super()._stream(*args, **kwargs):
+            self.consumed += len(chunk.text)
+            yield chunk
+
+
+def test_a_looping_generator_is_stopped_with_the_same_answer() -> None:
+    """The model loops on one sentence: generation stops after two repeats, and the answer is the one the
+    whole text would have given (repeats are dropped anyway)."""
+    sentence = "Metformin reduced body weight in adults with type 2 diabetes [1]. "
+    whole, _ = make_agent(sentence + "Diarrhoea was frequent in the metformin group [2]. " + sentence)
+    expected = whole.ask(QUESTION, mode="generate")
+    assert expected.mode == "generate" and expected.sentences
+    text = sentence + "Diarrhoea was frequent in the metformin group [2]. " + sentence * 40
+    model = CountingModel(responses=[text])
+    agent, _ = make_agent(model=model)
+    answer = agent.ask(QUESTION, mode="generate")
+    assert answer.mode == "generate" and not answer.abstained
+    assert [s.text for s in answer.sentences] == [s.text for s in expected.sentences]
+    assert "generation stopped early: the generator repeated itself 2 times in a row" in answer.trace.notes
+    assert model.consumed < len(text) / 5  # the rest was never generated
+
+
 def test_sentence_citing_the_wrong_abstract_is_recited_to_the_supporting_one() -> None:
     # [1] is the best evidence (metformin, PMID 111); the sentence is about statins (PMID 222, evidence [2]).
     agent, _ = make_agent("Statin therapy was associated with muscle pain in 10% of patients [1].")

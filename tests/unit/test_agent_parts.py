@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from agent_fakes import ABSTRACTS, FakeRetriever, HashEmbedder, agent_settings, fake_model, overlap_judge
 
@@ -16,7 +18,7 @@ from biocite.agent.evidence import (
 )
 from biocite.agent.extractive import extractive_sentences
 from biocite.agent.graph import Agent, expand_query, make_checkpointer
-from biocite.citations import DraftSentence, count_words, drop_repeats, parse_generation
+from biocite.citations import DraftSentence, count_words, drop_repeats, nothing_more_fits, parse_generation
 from biocite.errors import InputError
 from biocite.records import Document, SearchHit, Sentence
 
@@ -218,3 +220,17 @@ def test_drop_repeats_removes_looped_sentences_and_keeps_distinct_ones() -> None
     kept, dropped = drop_repeats(drafts)
     assert [d.text for d in kept] == [drafts[0].text, drafts[2].text]
     assert dropped == 2
+
+
+def test_generation_can_stop_once_nothing_more_would_be_kept() -> None:
+    """Finished sentences only (the last one may be cut off mid-word): a loop of repeats, the sentence limit
+    or the word limit reached means whatever the model writes next is dropped anyway."""
+    one = "Metformin reduced body weight [1]. "
+    other = "Diarrhoea was frequent [2]. "
+    fits = partial(nothing_more_fits, n_evidence=2, known_pmids=set(), max_words=12, max_sentences=3)
+    assert fits(one + other + "Metformin redu") is None
+    assert fits(one + other + one + "Metf") is None  # one repeat is not a loop yet
+    assert fits(one + other + one + one + "Metf") == "the generator repeated itself 2 times in a row"
+    assert fits(one + other + "Weight fell in obese adolescents too [2]. " + "More") == "3 sentences written"
+    long = "Metformin reduced body weight by two kilograms over one year in adults [1]. "
+    assert fits(long + "More") is None and fits(long + other + "More") == "12 words written"
