@@ -57,7 +57,13 @@ from biocite.agent.verdict import (
     reading_order,
     top_evidence,
 )
-from biocite.citations import DraftSentence, count_words, drop_repeats, nothing_more_fits, parse_generation
+from biocite.citations import (
+    DraftSentence,
+    drop_repeats,
+    nothing_more_fits,
+    parse_generation,
+    within_limits,
+)
 from biocite.errors import BiociteError, ModelError
 from biocite.llm import answer_mass, make_chat_model, yes_probability
 from biocite.models import REGISTRY
@@ -461,20 +467,20 @@ class Agent:
         """The generator's text, streamed as tokens; stopped (cancelling generation) once nothing more it
         writes could be kept: the limits of `_within_limits` are reached, or it loops."""
         chunks: list[str] = []
-        checked = 0
+        written = checked = 0
         pmids = {e.pmid for e in evidence}
+        limits = (self.config.max_words, self.config.max_sentences)
         stream = self.chat_model.stream(messages)
         try:
             for chunk in stream:
                 token = chunk.content if isinstance(chunk.content, str) else ""
                 chunks.append(token)
                 _emit({"event": "token", "text": token})
-                if sum(map(len, chunks)) - checked < _CHECK_EVERY_CHARS:
+                written += len(token)
+                if written - checked < _CHECK_EVERY_CHARS:
                     continue
-                text = "".join(chunks)
-                checked = len(text)
-                limits = (self.config.max_words, self.config.max_sentences)
-                if why := nothing_more_fits(text, len(evidence), pmids, *limits):
+                checked = written
+                if why := nothing_more_fits("".join(chunks), len(evidence), pmids, *limits):
                     notes.append(f"generation stopped early: {why}")
                     break
         finally:
@@ -747,17 +753,9 @@ class Agent:
         return kept, note
 
     def _within_limits(self, drafts: list[DraftSentence], notes: list[str]) -> list[DraftSentence]:
-        kept: list[DraftSentence] = []
-        words = 0
-        for draft in drafts[: self.config.max_sentences]:
-            n = count_words(draft.text)
-            if words + n > self.config.max_words:
-                notes.append(
-                    f"answer cut at {len(kept)} sentences to stay within {self.config.max_words} words"
-                )
-                break
-            kept.append(draft)
-            words += n
+        kept = within_limits(drafts, self.config.max_words, self.config.max_sentences)
+        if len(kept) < len(drafts[: self.config.max_sentences]):
+            notes.append(f"answer cut at {len(kept)} sentences to stay within {self.config.max_words} words")
         if len(drafts) > self.config.max_sentences:
             notes.append(f"answer cut to {self.config.max_sentences} sentences")
         return kept

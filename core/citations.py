@@ -113,12 +113,26 @@ def drop_repeats(drafts: list[DraftSentence], overlap: float = 0.8) -> tuple[lis
     return kept, len(drafts) - len(kept)
 
 
+def within_limits(drafts: list[DraftSentence], max_words: int, max_sentences: int) -> list[DraftSentence]:
+    """The leading drafts an answer keeps: at most `max_sentences`, and none once the words would pass
+    `max_words` (citation markers not counted)."""
+    kept: list[DraftSentence] = []
+    words = 0
+    for draft in drafts[:max_sentences]:
+        words += count_words(draft.text)
+        if words > max_words:
+            break
+        kept.append(draft)
+    return kept
+
+
 def nothing_more_fits(
     text: str, n_evidence: int, known_pmids: set[str], max_words: int, max_sentences: int, loop: int = 2
 ) -> str | None:
     """Why no sentence the generator writes after `text` could be kept, or None. The finished sentences
-    (the last one parsed may be unfinished) already reach the answer's sentence or word limit, so anything
-    after them is cut; or the last `loop` of them all repeat earlier ones: the model is looping."""
+    (the last one parsed may be unfinished) already reach the answer's sentence or word limit
+    (`within_limits`), so anything after them is cut; or the last `loop` of them all repeat earlier ones:
+    the model is looping."""
     drafts = parse_generation(text, n_evidence, known_pmids)[:-1]
     flags = repeat_flags(drafts)
     if len(flags) >= loop and all(flags[-loop:]):
@@ -126,6 +140,6 @@ def nothing_more_fits(
     kept = [d for d, repeat in zip(drafts, flags, strict=True) if not repeat]
     if len(kept) >= max_sentences:
         return f"{max_sentences} sentences written"
-    if sum(count_words(d.text) for d in kept) > max_words:
+    if len(within_limits(kept, max_words, max_sentences)) < len(kept):
         return f"{max_words} words written"
     return None
