@@ -65,8 +65,8 @@ _STATISTIC = re.compile(
 def unanswerable(agent: Agent) -> list[tuple[str, str]]:
     """The three unanswerable sets, each re-checked against the index: absent terms absent, swapped
     outcomes in no abstract covering the question's key concepts."""
-    store = agent.retriever.documents
-    texts = [d.text.casefold() for d in store.get_many(store.pmids()).values()]
+    corpus = Corpus(agent.retriever.documents)  # type: ignore[arg-type]  # the index's DocStore
+    texts = [d.text.casefold() for d in corpus.docs.values()]
     out = []
     for name in ("agent_unanswerable.json", "agent_unanswerable_swapped.json"):
         for item in json.loads((HERE / name).read_text())["questions"]:
@@ -74,7 +74,6 @@ def unanswerable(agent: Agent) -> list[tuple[str, str]]:
                 print(f"  skipped (the index mentions {item['absent_terms']}): {item['question']}")
             else:
                 out.append((name.removesuffix(".json"), item["question"]))
-    corpus = Corpus(agent.settings)
     for item in json.loads(OUTCOMES.read_text())["questions"]:
         keys = key_concepts(item["question"], corpus.df, agent.config.max_concept_df)
         if corpus.answerable([k for k in keys if k.text != item["outcome"]], item["outcome"]):

@@ -42,6 +42,7 @@ from biocite.agent.coverage import (  # noqa: E402
     key_concepts,
 )
 from biocite.index.build import open_index  # noqa: E402
+from biocite.index.store import DocStore  # noqa: E402
 from biocite.pubmedqa import Question, load_questions, split_questions  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 from biocite.tokenize import tokenize  # noqa: E402
@@ -57,8 +58,7 @@ def content_stems(text: str) -> set[str]:
 class Corpus:
     """Every indexed abstract's terms, to check that a swapped question has no answer in the index."""
 
-    def __init__(self, settings: object) -> None:
-        store = open_index(settings).docs  # type: ignore[arg-type]
+    def __init__(self, store: DocStore) -> None:
         self.df = DocumentFrequencies.from_token_lists(t for _, t in store.iter_tokens())
         self.docs = store.get_many(store.pmids())
         self.terms = {p: DocumentTerms(d) for p, d in self.docs.items()}
@@ -125,7 +125,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = load_settings(None, [])
     key_bar = settings.agent.max_concept_df
-    corpus = Corpus(settings)
+    corpus = Corpus(open_index(settings).docs)
     train, held_out = split_questions(load_questions())
     train_swaps, held_swaps = swaps(train, corpus, key_bar), swaps(held_out, corpus, key_bar)
     print(f"split: {len(train)} train / {len(held_out)} held-out questions (seed 13, by question)")
