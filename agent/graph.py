@@ -51,6 +51,7 @@ from biocite.agent.synthesis import acceptable_query, polish
 from biocite.agent.verdict import (
     LLM_WORDS,
     VerdictModel,
+    llm_identity,
     llm_messages,
     load_verdict,
     question_type,
@@ -66,7 +67,6 @@ from biocite.citations import (
 )
 from biocite.errors import BiociteError, ModelError
 from biocite.llm import answer_mass, make_chat_model, yes_probability
-from biocite.models import REGISTRY
 from biocite.records import (
     Answer,
     AnswerSentence,
@@ -198,18 +198,19 @@ class Agent:
 
     @property
     def llm_verdict_model(self) -> VerdictModel | None:
-        """The verdict model stacked on the local LLM's answer-word mass: only for the registry LLM the
-        shipped features were computed with (not an endpoint, not an injected chat model)."""
+        """The verdict model stacked on the LLM's answer-word mass: for the LLM the shipped masses were made
+        with, or one `biocite train verdict --llm` made them for (not an injected chat model), when it
+        cross-validated better than the cue head."""
         if "llm_verdict" not in self._loaded:
             self._loaded.add("llm_verdict")
-            llm = self.settings.llm
-            spec = REGISTRY.get(llm.model)
             findings = self.findings
-            if llm.backend == "llamacpp" and spec is not None and not self._injected_llm and findings:
+            if not self._injected_llm and findings:
                 docs = self.retriever.documents
-                self._llm_verdict = load_verdict(
-                    self.settings, findings, self.cache, docs, llm=llm.model, llm_sha256=spec.sha256
-                )
+                identity = llm_identity(self.settings)
+                stacked = load_verdict(self.settings, findings, self.cache, docs, llm=identity)
+                cues = self.verdict_model
+                if stacked is not None and (cues is None or stacked.beats(cues)):
+                    self._llm_verdict = stacked
         return self._llm_verdict
 
     @property
@@ -429,12 +430,18 @@ class Agent:
         mass = None
         generating = state["mode"] == "generate" and not state.get("llm_failed")
         llm_model = self.llm_verdict_model if generating else None
+        notes = list(state.get("notes", []))
         if llm_model is not None:
             mass = self._verdict_mass(state["standalone"], top)
             model = llm_model if mass is not None else model
+        elif generating and not self._injected_llm:
+            notes.append(
+                f"verdict from the evidence cues only: no verdict head for llm {self.settings.llm.model} "
+                "beats them (`biocite train verdict --llm` fits one)"
+            )
         verdict, p, _ = model.predict(state["standalone"], texts, weights, mass)
         _emit({"event": "step", "node": "conclude", "detail": f"verdict {verdict} ({p:.2f})"})
-        return {"question_type": kind, "verdict": verdict, "verdict_probability": round(p, 4)}
+        return {"question_type": kind, "verdict": verdict, "verdict_probability": round(p, 4), "notes": notes}
 
     def generate(self, state: AgentState) -> AgentState:
         evidence = state["evidence"][: self.config.max_evidence]

@@ -23,9 +23,10 @@ key concept uncovered.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -38,6 +39,8 @@ from biocite import pubmedqa
 from biocite.agent.evidence import TextEncoder
 from biocite.agent.findings import agent_models_dir
 from biocite.agent.prompting import load_prompt
+from biocite.errors import ModelError
+from biocite.files import atomic_write_json
 from biocite.heads import LinearArtifact, LinearModel, choose_c
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 from biocite.records import QuestionType, Verdict
@@ -103,6 +106,7 @@ _CUES: dict[str, re.Pattern[str]] = {
     }.items()
 }
 _NEGATED_QUESTION = re.compile(rf"\b{_AUX}n't\b|\b{_AUX}\s+(?:\w+\s+)?not\b|\bno\b", re.IGNORECASE)
+MIN_TRAIN_ROWS = 50  # train questions (source abstract in the index) a verdict head needs
 LLM_WORDS = ("yes", "no", "maybe")  # the verdict prompt's answer words, in the LLM features' order
 
 
@@ -149,6 +153,16 @@ class VerdictModel(LinearArtifact):
     @property
     def llm(self) -> str | None:
         return self.meta.get("llm")
+
+    @property
+    def cv_score(self) -> float:
+        """The best cross-validated score on train (mean of accuracy and macro-F1) of its (C, weighting)."""
+        return float(max(self.meta["cv_scores"].values()))
+
+    def beats(self, other: VerdictModel) -> bool:
+        """Whether this (stacked) head cross-validated better on train than `other`: a weak LLM's answer-word
+        mass can add only noise, and then generate mode keeps the cue head."""
+        return self.cv_score > other.cv_score
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         return self.linear.predict_proba(features)
@@ -278,13 +292,21 @@ def train_verdict(
 ) -> VerdictModel:
     """Trained on the TRAIN questions of the shared PubMedQA split; with `llm_masses`, on those of its
     questions that have them, with the LLM columns."""
-    started = time.perf_counter()
     train, _ = split_questions(load_questions())
     rows = training_rows([q.pmid for q in train], encoder, findings, store)
+    return fit_verdict_rows(rows, embedder_name, llm_masses)
+
+
+def fit_verdict_rows(
+    rows: Sequence[TrainingRow], embedder_name: str, llm_masses: LLMFeatures | None = None
+) -> VerdictModel:
+    """The verdict model fitted on these TRAIN rows (with `llm_masses`: those that have them), C and class
+    weighting by 5-fold cross-validation; ValueError under 50 rows."""
+    started = time.perf_counter()
     if llm_masses is not None:
         rows = [r for r in rows if r.pmid in llm_masses.rows]
-    if len(rows) < 50:
-        raise ValueError("the index holds fewer than 50 training abstracts")
+    if len(rows) < MIN_TRAIN_ROWS:
+        raise ValueError(f"the index holds fewer than {MIN_TRAIN_ROWS} training abstracts")
     x, y = feature_matrix(rows, llm_masses.rows if llm_masses else None)
     fitted, choice = fit_with_cv(x, y)
     meta = {
@@ -302,19 +324,67 @@ def train_verdict(
 # --- the LLM's answer-word mass on the verdict prompt, for the TRAIN questions -----------------------------
 
 
+class LLMIdentity(BaseModel):
+    """Which LLM answer-word masses belong to: `name` (file-safe, in artifact names) and a `fingerprint`
+    that changes when the model does: a registry model's sha256; for a GGUF path, "gguf:" + the sha256 of
+    its size and first and last MiB (hashing a multi-GB file at every start would cost seconds); for an
+    endpoint, "openai:" + the sha256 of its base URL and model name (the served weights cannot be seen)."""
+
+    name: str
+    fingerprint: str
+
+
+def _file_safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "llm"
+
+
+def _gguf_fingerprint(path: Path) -> str:
+    size = path.stat().st_size
+    digest = hashlib.sha256(str(size).encode())
+    with path.open("rb") as fh:
+        digest.update(fh.read(1 << 20))
+        fh.seek(max(0, size - (1 << 20)))
+        digest.update(fh.read(1 << 20))
+    return "gguf:" + digest.hexdigest()
+
+
+def llm_identity(settings: Any) -> LLMIdentity:
+    """The configured LLM's identity (a local model must be installed: `model_path` says how otherwise)."""
+    from biocite.models import REGISTRY, model_path
+
+    llm = settings.llm
+    if llm.backend == "openai":
+        key = hashlib.sha256(f"{llm.base_url}\n{llm.model}".encode()).hexdigest()
+        return LLMIdentity(name=_file_safe(f"openai-{llm.model}"), fingerprint=f"openai:{key}")
+    if llm.model in REGISTRY:
+        return LLMIdentity(name=llm.model, fingerprint=REGISTRY[llm.model].sha256)
+    path = model_path(settings, llm.model)
+    return LLMIdentity(name=_file_safe(path.stem), fingerprint=_gguf_fingerprint(path))
+
+
 class LLMFeatures(BaseModel):
-    """The verdict prompt's answer-word mass of one LLM on the train questions (by PMID), shipped in
-    data/pubmedqa/ because computing it takes ~10 minutes of LLM time (bench/agent_train_answers.py --llm
-    writes it). Valid only for the same LLM file and prompt."""
+    """The verdict prompt's answer-word mass of one LLM on the train questions (by PMID). Shipped in
+    data/pubmedqa/ for the default LLM; made for any other by `biocite train verdict --llm` (~2.5 s a
+    question for the default LLM on 2 cores), which saves it under the agent's models folder. Valid only for
+    the same LLM (`fingerprint`) and prompt."""
 
     llm: str
-    llm_sha256: str
+    llm_fingerprint: str
     prompt_sha256: str
     split: dict[str, Any]
     rows: dict[str, dict[str, float]]
 
     def provenance(self) -> dict[str, Any]:
-        return {"llm_sha256": self.llm_sha256, "prompt_sha256": self.prompt_sha256, "rows": len(self.rows)}
+        rows = hashlib.sha256(json.dumps(self.rows, sort_keys=True).encode()).hexdigest()
+        return {
+            "llm_fingerprint": self.llm_fingerprint,
+            "prompt_sha256": self.prompt_sha256,
+            "rows": len(self.rows),
+            "rows_sha256": rows,
+        }
+
+    def matches(self, identity: LLMIdentity) -> bool:
+        return self.llm_fingerprint == identity.fingerprint and self.prompt_sha256 == prompt_sha256()
 
 
 def prompt_sha256() -> str:
@@ -322,19 +392,75 @@ def prompt_sha256() -> str:
     return hashlib.sha256(f"{prompt.system}\n{prompt.user}".encode()).hexdigest()
 
 
-def llm_features_path(llm: str) -> Path:
-    return DATA_DIR / "pubmedqa" / f"verdict_llm_{llm}.json"
+def shipped_features_path(name: str) -> Path:
+    return DATA_DIR / "pubmedqa" / f"verdict_llm_{name}.json"
 
 
-def load_llm_features(llm: str, llm_sha256: str | None) -> LLMFeatures | None:
-    """The shipped features for this LLM when they match its file and today's prompt; else None."""
-    path = llm_features_path(llm)
-    if not path.is_file():
-        return None
-    features = LLMFeatures.model_validate_json(path.read_text())
-    if features.llm_sha256 != llm_sha256 or features.prompt_sha256 != prompt_sha256():
-        return None
-    return features
+def trained_features_path(settings: Any, name: str) -> Path:
+    return agent_models_dir(settings) / f"verdict_llm_{name}.json"
+
+
+def load_llm_features(settings: Any, identity: LLMIdentity) -> LLMFeatures | None:
+    """The masses for this LLM and today's prompt: the shipped ones and those made on this machine
+    (`biocite train verdict --llm`) together, the latter winning; None when neither file matches."""
+    found: LLMFeatures | None = None
+    rows: dict[str, dict[str, float]] = {}
+    for path in (shipped_features_path(identity.name), trained_features_path(settings, identity.name)):
+        if path.is_file():
+            features = LLMFeatures.model_validate_json(path.read_text())
+            if features.matches(identity):
+                found = features
+                rows.update(features.rows)
+    return None if found is None else found.model_copy(update={"rows": rows})
+
+
+def compute_llm_features(
+    chat: Any,
+    identity: LLMIdentity,
+    rows: Sequence[TrainingRow],
+    path: Path,
+    *,
+    limit: int | None = None,
+    known: Mapping[str, dict[str, float]] | None = None,
+    side: str = "train",
+    on_row: Callable[[], None] = lambda: None,
+    save_every: int = 10,
+) -> tuple[LLMFeatures, int]:
+    """(the masses of those `rows` that have one, how many were computed now): one 1-token call for each of
+    the first `limit` rows without a mass yet (in `path` or `known`, e.g. the shipped ones). `path` keeps
+    every mass known for this LLM and prompt (an earlier, longer run's too), saved every `save_every` calls,
+    so an interrupted run resumes where it stopped. An LLM that returns no logprobs: ModelError."""
+    from biocite.llm import answer_mass
+
+    done: dict[str, dict[str, float]] = dict(known or {})
+    if path.is_file():
+        previous = LLMFeatures.model_validate_json(path.read_text())
+        done.update(previous.rows if previous.matches(identity) else {})
+
+    def snapshot(masses: dict[str, dict[str, float]]) -> LLMFeatures:
+        return LLMFeatures(
+            llm=identity.name,
+            llm_fingerprint=identity.fingerprint,
+            prompt_sha256=prompt_sha256(),
+            split={"seed": SPLIT_SEED, "train_share": TRAIN_SHARE, "side": side},
+            rows=masses,
+        )
+
+    computed = 0
+    for row in rows[:limit]:
+        if row.pmid not in done:
+            mass = answer_mass(chat, llm_messages(row.question, row.reading_order), LLM_WORDS)
+            if mass is None:
+                raise ModelError(
+                    f"llm {identity.name} returned no token logprobs: the verdict head needs the answer-word mass"
+                )
+            done[row.pmid] = mass
+            computed += 1
+            if computed % save_every == 0:
+                atomic_write_json(path, snapshot(done).model_dump())
+        on_row()
+    atomic_write_json(path, snapshot(done).model_dump())
+    return snapshot({r.pmid: done[r.pmid] for r in rows if r.pmid in done}), computed
 
 
 def load_verdict(
@@ -343,19 +469,17 @@ def load_verdict(
     encoder: TextEncoder,
     store: Any,
     *,
-    llm: str | None = None,
-    llm_sha256: str | None = None,
+    llm: LLMIdentity | None = None,
     train_if_missing: bool = True,
 ) -> VerdictModel | None:
     """The cached verdict model for the findings model's embedder (with `llm`: the one stacked on that LLM's
-    answer-word mass, None when no features ship for it); trained and saved on first use (seconds)."""
+    answer-word mass, None when no masses match it); trained and saved on first use (seconds)."""
     llm_masses = None
     if llm is not None:
-        llm_masses = load_llm_features(llm, llm_sha256)
+        llm_masses = load_llm_features(settings, llm)
         if llm_masses is None:
             return None
-    suffix = f"-llm-{llm}" if llm else ""
-    path = agent_models_dir(settings) / f"verdict-{findings.embedder}{suffix}.json"
+    path = verdict_path(settings, findings.embedder, llm)
     if path.is_file() and (model := VerdictModel.load(path)) is not None:
         if model.meta.get("llm_features") == (llm_masses.provenance() if llm_masses else None):
             return model
@@ -368,3 +492,8 @@ def load_verdict(
         return None
     model.save(path)
     return model
+
+
+def verdict_path(settings: Any, embedder: str, llm: LLMIdentity | None = None) -> Path:
+    suffix = f"-llm-{llm.name}" if llm else ""
+    return agent_models_dir(settings) / f"verdict-{embedder}{suffix}.json"

@@ -455,6 +455,38 @@ def train_support_cmd(
     console.print(f"wrote {folder}")
 
 
+@train_app.command("verdict")
+def train_verdict_cmd(
+    llm: Annotated[
+        bool,
+        typer.Option("--llm", help="Also the head stacked on the configured LLM (one call per question)."),
+    ] = False,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="Only the first N train questions for the LLM head (a quick try)."),
+    ] = None,
+    held_out: Annotated[
+        int | None,
+        typer.Option("--held-out", min=0, help="Held-out questions measured (default all 200; with --llm "
+                     "each is one more LLM call)."),
+    ] = None,
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Fit the yes/no/maybe verdict heads on PubMedQA train questions; measure them on held-out ones."""
+    from biocite.agent.verdict_training import train_verdict_heads
+
+    settings = _settings(preset, overrides)
+    report = train_verdict_heads(
+        settings, llm=llm, limit=limit, held_out=held_out, progress=not (json_out or note_console.quiet)
+    )
+    if json_out:
+        console.print_json(report.model_dump_json())
+        return
+    _plain(report.summary())
+
+
 # --- check (support model) ------------------------------------------------------------------------------
 
 

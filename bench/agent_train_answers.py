@@ -10,10 +10,10 @@ the source abstract given (no retrieval), against simple references measured in 
 - verdict model: accuracy and macro-F1 over yes/no/maybe on the held-out source abstracts, vs. the
   majority class; C (and class weighting) of each logistic regression chosen by 5-fold cross-validation
   on the TRAIN part;
-- with --llm: the local LLM's (settings llm.model) answer-word mass on the verdict prompt for train and
-  held-out questions; the train part is written to data/pubmedqa/verdict_llm_<model>.json (shipped), the
-  stacked verdict model is fitted on it and measured on the held-out part, beside the LLM's zero-shot
-  answer (argmax).
+- with --llm: `biocite train verdict --llm` (agent/verdict_training.py): the configured LLM's answer-word
+  mass on the verdict prompt for train and held-out questions, saved (resumably) under agent.models_dir as
+  verdict_llm_<model>.json (copied to data/pubmedqa/ to ship it), the stacked verdict model fitted on the
+  train part and measured on the held-out part, beside the LLM's zero-shot answer (argmax).
 - with --support (an experiment; nothing ships from it): the support model's probabilities for the question
   read as a claim (`as_claim`) against the top evidence sentences, as extra verdict features; fitted and
   measured the same way (cues alone, then cues + support), and its zero-shot confusion printed.
@@ -24,7 +24,7 @@ the source abstract given (no retrieval), against simple references measured in 
 
 Saves the artifacts where the agent reads them (agent.models_dir, default <home>/models/agent/).
 
-    python bench/agent_train_answers.py [--set agent.models_dir=/tmp/agent-models] [--llm [--llm-masses F]]
+    python bench/agent_train_answers.py [--set agent.models_dir=/tmp/agent-models] [--llm]
                                         [--support] [--words]
 """
 
@@ -36,7 +36,6 @@ import os
 import re
 import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -48,11 +47,9 @@ from sklearn.metrics import accuracy_score, f1_score  # noqa: E402
 from biocite.agent import findings as F  # noqa: E402
 from biocite.agent import verdict as V  # noqa: E402
 from biocite.agent.evidence import VectorCache  # noqa: E402
-from biocite.files import atomic_write_json  # noqa: E402
+from biocite.agent.verdict_training import train_verdict_heads  # noqa: E402
 from biocite.index.build import open_index  # noqa: E402
-from biocite.llm import answer_mass, make_chat_model  # noqa: E402
-from biocite.models import REGISTRY  # noqa: E402
-from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions  # noqa: E402
+from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
 from biocite.settings import Settings, load_settings  # noqa: E402
 from biocite.support import LABELS as SUPPORT_LABELS  # noqa: E402
 from biocite.support import SupportModel  # noqa: E402
@@ -76,21 +73,6 @@ def report(
         f"{accuracy_score(y, majority):.3f} / {f1_score(y, majority, average='macro'):.3f}",
         flush=True,
     )
-
-
-def llm_masses(
-    settings: Settings, rows: list[V.TrainingRow], reuse: Path | None
-) -> dict[str, dict[str, float]]:
-    """The local LLM's answer-word mass on the verdict prompt for each row (~2.5 s each on 2 cores)."""
-    masses: dict[str, dict[str, float]] = json.loads(reuse.read_text()) if reuse else {}
-    chat = make_chat_model(settings)
-    started = time.perf_counter()
-    for i, row in enumerate(r for r in rows if r.pmid not in masses):
-        mass = answer_mass(chat, V.llm_messages(row.question, row.reading_order), V.LLM_WORDS)
-        masses[row.pmid] = mass or dict.fromkeys(V.LLM_WORDS, 0.0)
-        if i % 50 == 0:
-            print(f"  LLM mass {i}: {time.perf_counter() - started:.0f} s", flush=True)
-    return masses
 
 
 _MODAL = {"can", "could", "should", "would", "will", "may", "might", "must", "shall"}
@@ -216,7 +198,6 @@ def main() -> None:
     )
     parser.add_argument("--set", dest="overrides", action="append", default=[])
     parser.add_argument("--llm", action="store_true", help="also the verdict model stacked on the local LLM")
-    parser.add_argument("--llm-masses", type=Path, default=None, help="reuse a previous run's masses (JSON)")
     parser.add_argument("--support", action="store_true", help="also the support-model features experiment")
     parser.add_argument("--words", action="store_true", help="also the negation-scoped word features experiment")
     args = parser.parse_args()
@@ -266,28 +247,8 @@ def main() -> None:
         support_experiment(settings, rows, held_rows)
     if args.words:
         words_experiment(rows, held_rows)
-    if args.llm:
-        masses = llm_masses(settings, rows + held_rows, args.llm_masses)
-        features = V.LLMFeatures(
-            llm=settings.llm.model,
-            llm_sha256=REGISTRY[settings.llm.model].sha256,
-            prompt_sha256=V.prompt_sha256(),
-            split={"seed": SPLIT_SEED, "train_share": TRAIN_SHARE, "side": "train"},
-            rows={r.pmid: masses[r.pmid] for r in rows},
-        )
-        path = V.llm_features_path(settings.llm.model)
-        atomic_write_json(path, features.model_dump())
-        print(f"LLM answer-word mass of the {len(rows)} train questions written to {path}")
-        stacked = V.train_verdict(cache, index.embedder.name, model, index.docs, features)
-        print(
-            f"verdict (cues + LLM) by 5-fold CV on train: C={stacked.meta['C']}, {stacked.meta['class_weight']}"
-        )
-        stacked.save(out_dir / f"verdict-{index.embedder.name}-llm-{settings.llm.model}.json")
-        report("verdict (cues + LLM, generate)", stacked, held_rows, masses, rows)
-        zero_shot = [max(V.LLM_WORDS, key=lambda w: masses[r.pmid][w]) for r in held_rows]
-        gold = [{"mixed": "maybe"}.get(r.label, r.label) for r in held_rows]
-        print(f"  LLM zero-shot (argmax of the mass): accuracy {accuracy_score(gold, zero_shot):.3f}, "
-              f"macro-F1 {f1_score(gold, zero_shot, average='macro'):.3f}")  # fmt: skip
+    if args.llm:  # the LLM head as `biocite train verdict --llm` fits it (masses saved under out_dir)
+        print(train_verdict_heads(settings, llm=True, progress=False).summary(), flush=True)
     print(f"saved to {out_dir}; {time.perf_counter() - started:.0f} s in all")
     print(json.dumps({"findings_meta": model.meta, "verdict_meta": verdict.meta}, indent=1, default=str))
 

@@ -571,6 +571,20 @@ CASES: list[Case] = [
     Case("models verify: unknown id", ["models", "verify", "nosuch"], 2, index=False, check=names("nosuch")),
     Case("serve without an index", ["serve", "--port", "0"], 2, index=False, check=names("index build")),
     Case("train reranker without an index", ["train", "reranker"], 2, index=False),
+    Case("train verdict without an index", ["train", "verdict"], 2, index=False, check=names("index build")),
+    Case(
+        "train verdict on an index without the PubMedQA train abstracts",
+        ["train", "verdict"],
+        2,
+        check=names("PubMedQA train abstracts"),
+    ),  # fmt: skip
+    Case(
+        "train verdict --llm --limit under 50",
+        ["train", "verdict", "--llm", "--limit", "10"],
+        2,
+        index=False,
+        check=names("--limit 10", "50"),
+    ),  # fmt: skip
     Case(
         "train support on a GPU that is not there",
         ["train", "support", "--device", "cuda"],
