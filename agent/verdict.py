@@ -41,12 +41,20 @@ from biocite.agent.findings import agent_models_dir
 from biocite.agent.prompting import load_prompt
 from biocite.errors import ModelError
 from biocite.files import atomic_write_json
-from biocite.heads import LinearArtifact, LinearModel, choose_c
+from biocite.heads import (
+    LinearArtifact,
+    LinearModel,
+    apply_temperature,
+    choose_c,
+    fit_temperature,
+    out_of_fold_probabilities,
+)
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 from biocite.records import QuestionType, Verdict
 from biocite.settings import DATA_DIR
 
-ARTIFACT_VERSION = 3  # 3: cue features only (+ the LLM's answer-word mass); C and class weights chosen by CV
+ARTIFACT_VERSION = 4  # 3: cue features only (+ the LLM's answer-word mass); C and class weights chosen by CV
+# 4: + a temperature fitted on out-of-fold probabilities of the train rows (calibrated probabilities)
 KIND = "verdict"
 LABELS: list[Verdict] = ["yes", "no", "mixed"]
 PUBMEDQA_TO_VERDICT: dict[str, Verdict] = {"yes": "yes", "no": "no", "maybe": "mixed"}
@@ -165,7 +173,8 @@ class VerdictModel(LinearArtifact):
         return self.cv_score > other.cv_score
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
-        return self.linear.predict_proba(features)
+        """Calibrated: the logistic regression's probabilities at the temperature fitted on train."""
+        return apply_temperature(self.linear.predict_proba(features), self.meta.get("temperature", 1.0))
 
     def predict(
         self,
@@ -270,7 +279,8 @@ def _accuracy_and_macro_f1(gold: np.ndarray, predicted: np.ndarray) -> float:
 def fit_with_cv(
     x: np.ndarray, y: np.ndarray, grid: Sequence[float] = C_GRID
 ) -> tuple[LinearModel, dict[str, Any]]:
-    """The model refitted on all rows with the (C, class weighting) of the best cross-validated score."""
+    """The model refitted on all rows with the (C, class weighting) of the best cross-validated score, and the
+    temperature that calibrates its probabilities, fitted on the same folds' out-of-fold probabilities."""
     scores: dict[str, float] = {}
     best: tuple[float, float, str] | None = None
     for weighting in CLASS_WEIGHTS:
@@ -280,7 +290,10 @@ def fit_with_cv(
             best = (by_c[c], c, weighting)
     assert best is not None
     _, c, weighting = best
-    return fit_verdict(x, y, c, weighting), {"C": c, "class_weight": weighting, "cv_scores": scores}
+    fit = partial(fit_verdict, c=c, class_weight=weighting)
+    temperature = fit_temperature(out_of_fold_probabilities(x, y, fit), y)
+    choice = {"C": c, "class_weight": weighting, "cv_scores": scores, "temperature": round(temperature, 4)}
+    return fit(x, y), choice
 
 
 def train_verdict(

@@ -21,6 +21,7 @@ from biocite.agent import verdict as V
 from biocite.agent.evidence import VectorCache
 from biocite.agent.findings import agent_models_dir, load_findings
 from biocite.errors import BiociteError
+from biocite.heads import expected_calibration_error
 from biocite.pubmedqa import load_questions, split_questions
 from biocite.settings import Settings
 
@@ -31,6 +32,7 @@ class HeldOut(BaseModel):
     questions: int
     accuracy: float
     macro_f1: float
+    calibration_error: float | None = None  # top-label ECE of the head's probabilities (10 bins)
 
 
 class VerdictTrainingReport(BaseModel):
@@ -54,34 +56,51 @@ class VerdictTrainingReport(BaseModel):
                 f"  LLM {self.llm}: {self.llm_train_questions} train questions, {self.llm_calls} LLM calls now"
             )
         for head, choice in self.choices.items():
-            lines.append(f"  {head}: C={choice['C']}, {choice['class_weight']}, CV score {choice['cv']:.3f}")
+            lines.append(
+                f"  {head}: C={choice['C']}, {choice['class_weight']}, CV score {choice['cv']:.3f}, "
+                f"temperature {choice['temperature']}"
+            )
         if self.llm:
             lines.append(f"  generate mode uses: {self.generate_head}")
         for name, figure in self.held_out.items():
+            ece = (
+                ""
+                if figure.calibration_error is None
+                else f", calibration error {figure.calibration_error:.3f}"
+            )
             lines.append(
                 f"  held-out {name} ({figure.questions}): accuracy {figure.accuracy:.3f}, "
-                f"macro-F1 {figure.macro_f1:.3f}"
+                f"macro-F1 {figure.macro_f1:.3f}{ece}"
             )
         lines += [f"  wrote {path}" for path in self.saved]
         lines.append(f"  {self.seconds:.0f} s")
         return "\n".join(lines)
 
 
-def _figures(gold: np.ndarray, predicted: Sequence[int] | np.ndarray) -> HeldOut:
+def _figures(
+    gold: np.ndarray, predicted: Sequence[int] | np.ndarray, probs: np.ndarray | None = None
+) -> HeldOut:
     from sklearn.metrics import accuracy_score, f1_score
 
     return HeldOut(
         questions=len(gold),
         accuracy=round(float(accuracy_score(gold, predicted)), 4),
         macro_f1=round(float(f1_score(gold, predicted, average="macro")), 4),
+        calibration_error=None if probs is None else round(expected_calibration_error(probs, gold), 4),
     )
+
+
+def _head_figures(head: V.VerdictModel, gold: np.ndarray, x: np.ndarray) -> HeldOut:
+    probs = head.probabilities(x)
+    return _figures(gold, probs.argmax(axis=1), probs)
 
 
 def _choice(model: V.VerdictModel) -> dict[str, object]:
     return {
         "C": model.meta["C"],
         "class_weight": model.meta["class_weight"],
-        "cv": max(model.meta["cv_scores"].values()),
+        "cv": model.cv_score,
+        "temperature": model.meta.get("temperature", 1.0),
     }
 
 
@@ -126,9 +145,7 @@ def train_verdict_heads(
     if len(held_rows):
         _, y_train = V.feature_matrix(rows)
         figures["majority class"] = _figures(gold, np.full_like(gold, np.bincount(y_train).argmax()))
-        figures["cues (extractive)"] = _figures(
-            gold, cues.probabilities(V.feature_matrix(held_rows)[0]).argmax(1)
-        )
+        figures["cues (extractive)"] = _head_figures(cues, gold, V.feature_matrix(held_rows)[0])
     report = VerdictTrainingReport(
         embedder=findings.embedder, train_questions=len(rows), choices={"cues": _choice(cues)},
         held_out=figures, saved=saved, seconds=0.0,
@@ -180,6 +197,6 @@ def _train_llm_head(
     if held_rows:
         gold = np.array([V.LABELS.index(r.label) for r in held_rows])
         x, _ = V.feature_matrix(held_rows, held_features.rows)
-        report.held_out["cues + LLM (generate)"] = _figures(gold, stacked.probabilities(x).argmax(1))
+        report.held_out["cues + LLM (generate)"] = _head_figures(stacked, gold, x)
         zero_shot = [int(np.argmax(V.llm_features(held_features.rows[r.pmid]))) for r in held_rows]
         report.held_out["LLM alone (its most likely word)"] = _figures(gold, zero_shot)

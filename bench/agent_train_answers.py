@@ -48,6 +48,7 @@ from biocite.agent import findings as F  # noqa: E402
 from biocite.agent import verdict as V  # noqa: E402
 from biocite.agent.evidence import VectorCache  # noqa: E402
 from biocite.agent.verdict_training import train_verdict_heads  # noqa: E402
+from biocite.heads import expected_calibration_error  # noqa: E402
 from biocite.index.build import open_index  # noqa: E402
 from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
 from biocite.settings import Settings, load_settings  # noqa: E402
@@ -64,13 +65,17 @@ def report(
 ) -> None:
     """Accuracy and macro-F1 on the held-out source abstracts, vs. the train majority class."""
     x, y = V.feature_matrix(held, masses)
-    predicted = verdict.probabilities(x).argmax(axis=1)
+    probs = verdict.probabilities(x)
+    predicted = probs.argmax(axis=1)
+    uncalibrated = verdict.linear.predict_proba(x)
     _, y_train = V.feature_matrix(train)
     majority = np.full_like(y, np.bincount(y_train).argmax())
     print(
         f"{name} on held-out source abstracts ({len(y)}): accuracy {accuracy_score(y, predicted):.3f}, "
         f"macro-F1 {f1_score(y, predicted, average='macro'):.3f}; majority class "
-        f"{accuracy_score(y, majority):.3f} / {f1_score(y, majority, average='macro'):.3f}",
+        f"{accuracy_score(y, majority):.3f} / {f1_score(y, majority, average='macro'):.3f}; calibration error "
+        f"(top-label ECE, 10 bins) {expected_calibration_error(probs, y):.3f} at temperature "
+        f"{verdict.meta['temperature']} vs {expected_calibration_error(uncalibrated, y):.3f} at 1",
         flush=True,
     )
 

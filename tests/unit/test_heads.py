@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from biocite.errors import ModelError
-from biocite.heads import PairClassifier, data_fingerprint
+from biocite.heads import (
+    PairClassifier,
+    apply_temperature,
+    data_fingerprint,
+    expected_calibration_error,
+    fit_temperature,
+)
 
 QUERY = "does aspirin prevent heart attacks"
 POSITIVE = [
@@ -102,3 +108,20 @@ def test_choose_c_scores_every_candidate_by_cross_validation() -> None:
     best, scores = choose_c(x, y, [1e-4, 1.0], fit, accuracy_score)
     assert set(scores) == {1e-4, 1.0} and best == max(scores, key=lambda c: scores[c])
     assert scores[1.0] > 0.8  # a learnable signal is found by the better-regularised candidate
+
+
+def test_temperature_scaling_calibrates_overconfident_probabilities_without_changing_the_argmax() -> None:
+    """Probabilities of 0.95 that are right 70 % of the time: the fitted temperature softens them to about
+    0.7, the calibration error falls, and no prediction changes."""
+    rng = np.random.default_rng(3)
+    n = 2000
+    predicted = rng.integers(0, 3, n)
+    gold = np.where(rng.random(n) < 0.7, predicted, (predicted + rng.integers(1, 3, n)) % 3)
+    probs = np.full((n, 3), 0.025)
+    probs[np.arange(n), predicted] = 0.95
+    t = fit_temperature(probs, gold)
+    calibrated = apply_temperature(probs, t)
+    assert t > 1.5 and abs(calibrated.max(axis=1).mean() - 0.7) < 0.03
+    assert expected_calibration_error(probs, gold) > 0.2 > 0.03 > expected_calibration_error(calibrated, gold)
+    assert (calibrated.argmax(axis=1) == predicted).all() and np.allclose(calibrated.sum(axis=1), 1.0)
+    assert np.allclose(apply_temperature(probs, 1.0), probs)
