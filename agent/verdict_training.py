@@ -115,13 +115,13 @@ def train_verdict_heads(
     """Fit and save the cue head (and with `llm` the configured LLM's stacked head, on the first `limit`
     train questions), and measure them on the first `held_out` held-out questions (default all 200)."""
     from biocite.index.build import open_index
-    from biocite.llm import make_chat_model
 
     if llm and limit is not None and limit < V.MIN_TRAIN_ROWS:
         raise BiociteError(
             f"--limit {limit}: the verdict head needs at least {V.MIN_TRAIN_ROWS} train questions"
         )
     started = time.perf_counter()
+    chat = _answering_llm(settings) if llm else None  # an unreachable endpoint fails now, not minutes in
     index = open_index(settings)
     cache = VectorCache(index.embedder, max_items=200_000)
     findings = load_findings(settings, index.embedder, cache, index.docs)
@@ -150,10 +150,22 @@ def train_verdict_heads(
         embedder=findings.embedder, train_questions=len(rows), choices={"cues": _choice(cues)},
         held_out=figures, saved=saved, seconds=0.0,
     )  # fmt: skip
-    if llm:
-        _train_llm_head(settings, report, rows, limit, held_rows, make_chat_model(settings), progress)
+    if chat is not None:
+        _train_llm_head(settings, report, rows, limit, held_rows, chat, progress)
     report.seconds = round(time.perf_counter() - started, 1)
     return report
+
+
+def _answering_llm(settings: Settings) -> object:
+    """The configured chat model, checked with one 1-token call: reachable and giving token logprobs."""
+    from biocite.llm import answer_mass, make_chat_model
+
+    chat = make_chat_model(settings)
+    if answer_mass(chat, V.llm_messages("Is water wet?", ["Water is wet."]), V.LLM_WORDS) is None:
+        raise BiociteError(
+            f"llm {settings.llm.model} returned no token logprobs: the verdict head needs the answer-word mass"
+        )
+    return chat
 
 
 def _train_llm_head(

@@ -579,6 +579,13 @@ CASES: list[Case] = [
         check=names("PubMedQA train abstracts"),
     ),  # fmt: skip
     Case(
+        "train verdict --llm with an unreachable endpoint",
+        ["train", "verdict", "--llm", "-s", "llm.backend=openai", "-s", "llm.base_url=http://127.0.0.1:9/v1",
+         "-s", "llm.model=x"],
+        2,
+        check=names("127.0.0.1:9/v1", "unreachable"),
+    ),  # fmt: skip
+    Case(
         "train verdict --llm --limit under 50",
         ["train", "verdict", "--llm", "--limit", "10"],
         2,
