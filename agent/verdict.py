@@ -7,11 +7,13 @@ clauses -> yes/no; which/what ... are -> list; what/who/when/where/which -> fact
 (the top 3 sentences by P(answer-bearing), `agent/findings.py`), so it works in extractive mode too:
 - negation, no-difference, hedging, affirmation and contrast cue counts of the top sentence, and their
   P(answer-bearing)-weighted mean and maximum over the three; whether the question itself is negated.
-- generate mode, when features ship for the configured local LLM: that LLM's probability mass on "yes",
-  "no" and "maybe" as the first token of the answer to `prompts/verdict.txt` (one extra 1-token call).
-  The features of the train questions are computed once by bench/agent_train_answers.py --llm and shipped
-  in data/pubmedqa/verdict_llm_<model>.json (with the LLM's sha256 and the prompt's); the head is fitted
-  on them in a second on first use.
+- generate mode, when the configured LLM has masses: that LLM's probability mass on "yes", "no" and
+  "maybe" as the first token of the answer to `prompts/verdict.txt` (one extra 1-token call). The masses
+  of the train questions ship for the default LLM in data/pubmedqa/verdict_llm_<model>.json; for any
+  other LLM `biocite train verdict --llm` (agent/verdict_training.py) computes them; the head is fitted on
+  them in a second on first use, and generate mode uses it only when it cross-validates better than the
+  cue head.
+The probabilities are calibrated by a temperature fitted on the train rows' out-of-fold probabilities.
 (Until version 2 the features included the MiniLM embedding of the evidence: 777 columns for 300 questions,
 which cross-validated below the majority class.)
 Trained on the PubMedQA development questions of the TRAIN part of the split by question (the reranker's:

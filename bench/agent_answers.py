@@ -43,6 +43,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+import numpy as np  # noqa: E402
 from agent_concepts import OUT as OUTCOMES  # noqa: E402
 from agent_concepts import Corpus  # noqa: E402
 
@@ -50,6 +51,7 @@ from biocite.agent.coverage import key_concepts  # noqa: E402
 from biocite.agent.findings import overlaps_long_answer  # noqa: E402
 from biocite.agent.graph import Agent  # noqa: E402
 from biocite.agent.synthesis import audit  # noqa: E402
+from biocite.heads import top_label_calibration_error  # noqa: E402
 from biocite.index.hybrid import open_retriever  # noqa: E402
 from biocite.pubmedqa import load_questions, long_answers, read_items, split_questions  # noqa: E402
 from biocite.records import Answer  # noqa: E402
@@ -160,11 +162,29 @@ def evaluate(
         "first_evidence_in_conclusions": round(sum(c for c, _ in parts) / max(len(parts), 1), 3),
         "first_evidence_in_results_or_conclusions": round(sum(r for _, r in parts) / max(len(parts), 1), 3),
         "median_seconds": round(statistics.median(s for _, _, s in results), 2),
+        **verdict_calibration(answers, golds),
     }
     if mode == "generate":
         figures["synthesis"] = audit([a for a in answers if not a.abstained])
         figures["fell_back_to_extractive"] = sum(a.mode == "extractive" for a in answers if not a.abstained)
     return figures, results
+
+
+def verdict_calibration(answers: list, golds: list[str]) -> dict:
+    """Over the answers that state yes, no or mixed: the top-label calibration error of the stated
+    probability (10 bins) and the mean probability beside the accuracy."""
+    stated = [(a.verdict_probability, {"mixed": "maybe"}.get(a.verdict, a.verdict) == g)
+              for a, g in zip(answers, golds, strict=True)
+              if a.verdict in ("yes", "no", "mixed") and a.verdict_probability is not None]  # fmt: skip
+    if not stated:
+        return {}
+    confidence, correct = np.array([p for p, _ in stated]), np.array([c for _, c in stated], dtype=float)
+    return {
+        "verdict_stated": len(stated),
+        "verdict_stated_accuracy": round(float(correct.mean()), 3),
+        "verdict_mean_probability": round(float(confidence.mean()), 3),
+        "verdict_calibration_error": round(top_label_calibration_error(confidence, correct), 3),
+    }
 
 
 def main() -> None:

@@ -458,10 +458,14 @@ def fit_temperature(probs: np.ndarray, y: np.ndarray) -> float:
 
 
 def expected_calibration_error(probs: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
-    """Top-label ECE: |accuracy - mean confidence| over equal-width confidence bins, weighted by their rows."""
-    confidence, correct = probs.max(axis=1), (probs.argmax(axis=1) == y).astype(float)
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    which = np.clip(np.digitize(confidence, edges[1:-1]), 0, bins - 1)
+    """Top-label ECE of class probabilities against the gold label indices."""
+    return top_label_calibration_error(probs.max(axis=1), probs.argmax(axis=1) == y, bins)
+
+
+def top_label_calibration_error(confidence: np.ndarray, correct: np.ndarray, bins: int = 10) -> float:
+    """|accuracy - mean confidence| over equal-width confidence bins, weighted by their rows."""
+    correct = np.asarray(correct, dtype=float)
+    which = np.clip(np.digitize(confidence, np.linspace(0.0, 1.0, bins + 1)[1:-1]), 0, bins - 1)
     return float(
         sum(abs(correct[which == i].mean() - confidence[which == i].mean()) * (which == i).mean()
             for i in range(bins) if (which == i).any())
