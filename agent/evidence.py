@@ -41,9 +41,10 @@ class VectorCache:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing and len(self._vectors) + len(missing) > self.max_items:
+            self._vectors.clear()  # full: start again, with every text of this call (some were cached)
+            missing = list(dict.fromkeys(texts))
         if missing:
-            if len(self._vectors) + len(missing) > self.max_items:
-                self._vectors.clear()
             for text, vector in zip(missing, self.encoder.encode(missing), strict=True):
                 self._vectors[text] = np.asarray(vector, dtype=np.float32)
         if not texts:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+import numpy as np
 import pytest
 from agent_fakes import ABSTRACTS, FakeRetriever, HashEmbedder, agent_settings, fake_model, overlap_judge
 
@@ -104,6 +105,18 @@ def test_select_evidence_thresholds_and_dedup() -> None:
     assert all(e.relevance >= 0.3 for e in evidence)
     assert evidence == sorted(evidence, key=lambda e: -e.relevance)
     assert {e.pmid for e in evidence} <= {"111", "444", "555"}
+
+
+def test_a_full_vector_cache_starts_again_without_losing_a_text_it_was_asked_for() -> None:
+    """A long-running agent (the server) fills the cache; the call that overflows it mixes a cached text
+    (the question) with new ones. The question was dropped by the clearing: KeyError, and the answer failed
+    (found by bench/agent_answers.py at its ~170th question)."""
+    embedder = HashEmbedder()
+    cache = VectorCache(embedder, max_items=3)
+    cache.encode(["question", "a", "b"])
+    vectors = cache.encode(["question", "c"])  # 3 cached + 1 new > 3: cleared, both encoded again
+    assert np.allclose(vectors, embedder.encode(["question", "c"]))
+    assert np.allclose(cache.encode(["question"]), embedder.encode(["question"]))
 
 
 def test_retrieval_score_of_the_abstract_orders_evidence_across_abstracts() -> None:
