@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
@@ -41,9 +42,8 @@ class VerdictTrainingReport(BaseModel):
     train_questions: int
     llm_train_questions: int = 0
     llm_calls: int = 0  # made by this run (the others were reused from an interrupted or earlier run)
-    generate_head: str = (
-        "cues"  # the head generate mode uses: "cues + LLM" only when it cross-validates better
-    )
+    # the head generate mode uses: "cues + LLM" only when it cross-validates better than the cues
+    generate_head: str = "cues"
     choices: dict[str, dict[str, object]]  # head -> C, class weighting, cross-validated score on train
     held_out: dict[str, HeldOut]  # majority / cues / cues + llm / llm zero-shot
     saved: list[str]
@@ -151,12 +151,12 @@ def train_verdict_heads(
         held_out=figures, saved=saved, seconds=0.0,
     )  # fmt: skip
     if chat is not None:
-        _train_llm_head(settings, report, rows, limit, held_rows, chat, progress)
+        _train_llm_head(settings, report, rows, limit, held_rows, cues, chat, progress)
     report.seconds = round(time.perf_counter() - started, 1)
     return report
 
 
-def _answering_llm(settings: Settings) -> object:
+def _answering_llm(settings: Settings) -> Any:
     """The configured chat model, checked with one 1-token call: reachable and giving token logprobs."""
     from biocite.llm import answer_mass, make_chat_model
 
@@ -174,35 +174,32 @@ def _train_llm_head(
     rows: list[V.TrainingRow],
     limit: int | None,
     held_rows: list[V.TrainingRow],
-    chat: object,
+    cues: V.VerdictModel,
+    chat: Any,
     progress: bool,
 ) -> None:
     identity = V.llm_identity(settings)
-    if limit is not None and limit < V.MIN_TRAIN_ROWS:
-        raise BiociteError(
-            f"--limit {limit}: the verdict head needs at least {V.MIN_TRAIN_ROWS} train questions"
-        )
     folder = agent_models_dir(settings)
     total = len(rows[:limit]) + len(held_rows)
     with tqdm(total=total, desc=f"LLM answer-word mass ({identity.name})", unit="question",
               disable=not progress) as bar:  # fmt: skip
-        path = V.trained_features_path(settings, identity.name)
+        masses_path = V.trained_features_path(settings, identity.name)
         known = V.load_llm_features(settings, identity)  # the shipped masses of the default LLM: reused
         features, calls = V.compute_llm_features(
-            chat, identity, rows, path, limit=limit, known=known.rows if known else None, on_row=bar.update
-        )
+            chat, identity, rows, masses_path, limit=limit, known=known.rows if known else None,
+            on_row=bar.update,
+        )  # fmt: skip
         held_path = folder / f"verdict_llm_{identity.name}_heldout.json"
         held_features, held_calls = V.compute_llm_features(
             chat, identity, held_rows, held_path, side="held-out", on_row=bar.update
         )
     stacked = V.fit_verdict_rows(rows, report.embedder, features)
     stacked.save(path := V.verdict_path(settings, report.embedder, identity))
-    report.saved += [str(V.trained_features_path(settings, identity.name)), str(path)]
+    report.saved += [str(masses_path), str(path)]
     report.llm, report.llm_train_questions = identity.name, len(features.rows)
     report.llm_calls = calls + held_calls
     report.choices["cues + LLM"] = _choice(stacked)
-    cues = V.VerdictModel.load(V.verdict_path(settings, report.embedder))
-    if cues is None or stacked.beats(cues):
+    if stacked.beats(cues):
         report.generate_head = "cues + LLM"
     else:
         report.generate_head = "cues (the LLM head did not cross-validate better on train)"
