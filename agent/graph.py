@@ -434,6 +434,8 @@ class Agent:
         if llm_model is not None:
             mass = self._verdict_mass(state["standalone"], top)
             model = llm_model if mass is not None else model
+            if mass is None:
+                notes.append("the LLM's verdict call failed; verdict from the evidence cues only")
         elif generating and not self._injected_llm:
             notes.append(
                 f"verdict from the evidence cues only: no verdict head for llm {self.settings.llm.model} "
