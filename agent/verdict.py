@@ -51,6 +51,8 @@ from biocite.heads import (
     fit_temperature,
     out_of_fold_probabilities,
 )
+from biocite.llm import answer_mass
+from biocite.models import REGISTRY, model_path
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 from biocite.records import QuestionType, Verdict
 from biocite.settings import DATA_DIR
@@ -365,8 +367,6 @@ def _gguf_fingerprint(path: Path) -> str:
 
 def llm_identity(settings: Any) -> LLMIdentity:
     """The configured LLM's identity (a local model must be installed: `model_path` says how otherwise)."""
-    from biocite.models import REGISTRY, model_path
-
     llm = settings.llm
     if llm.backend == "openai":
         key = hashlib.sha256(f"{llm.base_url}\n{llm.model}".encode()).hexdigest()
@@ -445,8 +445,6 @@ def compute_llm_features(
     the first `limit` rows without a mass yet (in `path` or `known`, e.g. the shipped ones). `path` keeps
     every mass known for this LLM and prompt (an earlier, longer run's too), saved every `save_every` calls,
     so an interrupted run resumes where it stopped. An LLM that returns no logprobs: ModelError."""
-    from biocite.llm import answer_mass
-
     done: dict[str, dict[str, float]] = dict(known or {})
     if path.is_file():
         previous = LLMFeatures.model_validate_json(path.read_text())

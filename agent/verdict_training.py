@@ -23,7 +23,9 @@ from biocite.agent.evidence import VectorCache
 from biocite.agent.findings import agent_models_dir, load_findings
 from biocite.errors import BiociteError
 from biocite.heads import expected_calibration_error
+from biocite.llm import answer_mass, make_chat_model
 from biocite.pubmedqa import load_questions, split_questions
+from biocite.retrieval import Encoder
 from biocite.settings import Settings
 
 
@@ -106,6 +108,8 @@ def _choice(model: V.VerdictModel) -> dict[str, object]:
 
 def train_verdict_heads(
     settings: Settings,
+    store: Any,
+    embedder: Encoder,
     *,
     llm: bool = False,
     limit: int | None = None,
@@ -113,26 +117,24 @@ def train_verdict_heads(
     progress: bool = True,
 ) -> VerdictTrainingReport:
     """Fit and save the cue head (and with `llm` the configured LLM's stacked head, on the first `limit`
-    train questions), and measure them on the first `held_out` held-out questions (default all 200)."""
-    from biocite.index.build import open_index
-
+    train questions), and measure them on the first `held_out` held-out questions (default all 200).
+    `store` and `embedder` are the index's (the source abstracts are read from it)."""
     if llm and limit is not None and limit < V.MIN_TRAIN_ROWS:
         raise BiociteError(
             f"--limit {limit}: the verdict head needs at least {V.MIN_TRAIN_ROWS} train questions"
         )
     started = time.perf_counter()
     chat = _answering_llm(settings) if llm else None  # an unreachable endpoint fails now, not minutes in
-    index = open_index(settings)
-    cache = VectorCache(index.embedder, max_items=200_000)
-    findings = load_findings(settings, index.embedder, cache, index.docs)
+    cache = VectorCache(embedder, max_items=200_000)
+    findings = load_findings(settings, embedder, cache, store)
     if findings is None:
         raise BiociteError(
-            f"no answer-bearing model for this index (embedder {index.embedder.name}; needs minilm or mpnet, "
+            f"no answer-bearing model for this index (embedder {embedder.name}; needs minilm or mpnet, "
             f"agent.answer_model on, and at least {V.MIN_TRAIN_ROWS} PubMedQA train abstracts indexed)"
         )
     train, held = split_questions(load_questions())
-    rows = V.training_rows([q.pmid for q in train], cache, findings, index.docs)
-    held_rows = V.training_rows([q.pmid for q in held[:held_out]], cache, findings, index.docs)
+    rows = V.training_rows([q.pmid for q in train], cache, findings, store)
+    held_rows = V.training_rows([q.pmid for q in held[:held_out]], cache, findings, store)
     if len(rows) < V.MIN_TRAIN_ROWS:
         raise BiociteError(
             f"the index holds {len(rows)} of the PubMedQA train abstracts; the verdict needs {V.MIN_TRAIN_ROWS}"
@@ -158,8 +160,6 @@ def train_verdict_heads(
 
 def _answering_llm(settings: Settings) -> Any:
     """The configured chat model, checked with one 1-token call: reachable and giving token logprobs."""
-    from biocite.llm import answer_mass, make_chat_model
-
     chat = make_chat_model(settings)
     if answer_mass(chat, V.llm_messages("Is water wet?", ["Water is wet."]), V.LLM_WORDS) is None:
         raise BiociteError(

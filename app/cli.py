@@ -476,11 +476,14 @@ def train_verdict_cmd(
 ) -> None:
     """Fit the yes/no/maybe verdict heads on PubMedQA train questions; measure them on held-out ones."""
     from biocite.agent.verdict_training import train_verdict_heads
+    from biocite.index.build import open_index
 
     settings = _settings(preset, overrides)
+    index = open_index(settings)
     report = train_verdict_heads(
-        settings, llm=llm, limit=limit, held_out=held_out, progress=not (json_out or note_console.quiet)
-    )
+        settings, index.docs, index.embedder, llm=llm, limit=limit, held_out=held_out,
+        progress=not (json_out or note_console.quiet),
+    )  # fmt: skip
     if json_out:
         console.print_json(report.model_dump_json())
         return

@@ -253,7 +253,8 @@ def main() -> None:
     if args.words:
         words_experiment(rows, held_rows)
     if args.llm:  # the LLM head as `biocite train verdict --llm` fits it (masses saved under out_dir)
-        print(train_verdict_heads(settings, llm=True, progress=False).summary(), flush=True)
+        print(train_verdict_heads(settings, index.docs, index.embedder, llm=True, progress=False).summary(),
+              flush=True)  # fmt: skip
     print(f"saved to {out_dir}; {time.perf_counter() - started:.0f} s in all")
     print(json.dumps({"findings_meta": model.meta, "verdict_meta": verdict.meta}, indent=1, default=str))
 

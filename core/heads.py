@@ -447,14 +447,14 @@ def apply_temperature(probs: np.ndarray, temperature: float) -> np.ndarray:
 
 def fit_temperature(probs: np.ndarray, y: np.ndarray) -> float:
     """The temperature minimising the negative log-likelihood of `apply_temperature(probs, T)` on held-apart
-    rows (temperature scaling, Guo et al. 2017), searched in [0.14, 7.4]."""
-    from scipy.optimize import minimize_scalar
+    rows (temperature scaling, Guo et al. 2017): the best of 401 log-spaced values in [0.14, 7.4]."""
 
-    def nll(log_t: float) -> float:
-        p = apply_temperature(probs, float(np.exp(log_t)))
+    def nll(t: float) -> float:
+        p = apply_temperature(probs, t)
         return float(-np.log(np.clip(p[np.arange(len(y)), y], 1e-12, 1.0)).mean())
 
-    return float(np.exp(minimize_scalar(nll, bounds=(-2.0, 2.0), method="bounded").x))
+    grid = np.exp(np.linspace(-2.0, 2.0, 401))
+    return float(grid[int(np.argmin([nll(float(t)) for t in grid]))])
 
 
 def expected_calibration_error(probs: np.ndarray, y: np.ndarray, bins: int = 10) -> float:

@@ -45,6 +45,7 @@ ENTRY_POINT_LAZY: dict[str, set[str]] = {
     "app/cli.py": {
         "biocite.agent.graph",
         "biocite.agent.render",
+        "biocite.agent.verdict_training",
         "biocite.app.batch",
         "biocite.app.batchreport",
         "biocite.app.chat",
