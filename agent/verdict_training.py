@@ -106,6 +106,14 @@ def _choice(model: V.VerdictModel) -> dict[str, object]:
     }
 
 
+def check_limit(llm: bool, limit: int | None) -> None:
+    """A `--limit` too small to fit the LLM head is refused before anything is opened."""
+    if llm and limit is not None and limit < V.MIN_TRAIN_ROWS:
+        raise BiociteError(
+            f"--limit {limit}: the verdict head needs at least {V.MIN_TRAIN_ROWS} train questions"
+        )
+
+
 def train_verdict_heads(
     settings: Settings,
     store: Any,
@@ -119,10 +127,7 @@ def train_verdict_heads(
     """Fit and save the cue head (and with `llm` the configured LLM's stacked head, on the first `limit`
     train questions), and measure them on the first `held_out` held-out questions (default all 200).
     `store` and `embedder` are the index's (the source abstracts are read from it)."""
-    if llm and limit is not None and limit < V.MIN_TRAIN_ROWS:
-        raise BiociteError(
-            f"--limit {limit}: the verdict head needs at least {V.MIN_TRAIN_ROWS} train questions"
-        )
+    check_limit(llm, limit)
     started = time.perf_counter()
     chat = _answering_llm(settings) if llm else None  # an unreachable endpoint fails now, not minutes in
     cache = VectorCache(embedder, max_items=200_000)

@@ -475,9 +475,10 @@ def train_verdict_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Fit the yes/no/maybe verdict heads on PubMedQA train questions; measure them on held-out ones."""
-    from biocite.agent.verdict_training import train_verdict_heads
+    from biocite.agent.verdict_training import check_limit, train_verdict_heads
     from biocite.index.build import open_index
 
+    check_limit(llm, limit)
     settings = _settings(preset, overrides)
     index = open_index(settings)
     report = train_verdict_heads(
