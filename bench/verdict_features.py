@@ -1,0 +1,151 @@
+"""Do more features lift the yes/no/maybe verdict head (issue 12: accuracy >= 0.75, macro-F1 >= 0.60)? A
+negative result, kept so that it is not tried again blind.
+
+Rows: the shared PubMedQA split (seed 13, 60/40 by question: 300 train, 200 held out); each row is the
+question and its source abstract's top answer-bearing sentences, as the agent ranks them
+(`verdict.training_rows`, the default index). Heads: the shipped recipe (`verdict.fit_with_cv`: C and class
+weighting by 5-fold CV on train, mean of accuracy and macro-F1) over
+- cues: the shipped regex cue features (the extractive head);
+- support: the support model's log-probabilities (Supports / Contradicts / Neutral / Not relevant) for the
+  question turned into a claim (leading auxiliary and "?" dropped) against the top sentence, their
+  P(answer-bearing)-weighted mean and their maximum. The support model was trained on TRAIN PubMedQA
+  conclusions only (`support_data.pubmedqa_pairs`), so held-out questions are unseen by it;
+- direction: increase / decrease / negation words of the question and the evidence, their agreement, and
+  how many question words a negated clause of the top sentence holds;
+- with the shipped qwen1.5b answer-word masses (train questions only): CV on train, no held-out figure.
+A feature set is worth shipping only if its CV score on train beats the cues'; held-out figures are printed
+to show what that rule would have cost.
+
+    python bench/verdict_features.py
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import re  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
+
+import numpy as np  # noqa: E402
+from sklearn.metrics import accuracy_score, confusion_matrix, f1_score  # noqa: E402
+
+from biocite.agent import verdict as V  # noqa: E402
+from biocite.agent.evidence import VectorCache  # noqa: E402
+from biocite.agent.findings import load_findings  # noqa: E402
+from biocite.index.build import open_index  # noqa: E402
+from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
+from biocite.settings import load_settings  # noqa: E402
+from biocite.support import SupportModel  # noqa: E402
+
+LEADING_AUX = re.compile(
+    r"^(?:does|do|did|is|are|was|were|can|could|should|will|would|has|have|had|may|might)\s+", re.I
+)
+UP = re.compile(
+    r"\b(?:increas\w*|higher|improv\w*|rais\w*|enhanc\w*|promot\w*|more|greater|elevat\w*|better|"
+    r"benefit\w*|effective|associated|predict\w*)\b",
+    re.I,
+)
+DOWN = re.compile(
+    r"\b(?:reduc\w*|decreas\w*|lower\w*|prevent\w*|protect\w*|inhibit\w*|less|fewer|declin\w*|"
+    r"attenuat\w*|worse)\b",
+    re.I,
+)
+NEGATION = re.compile(r"\b(?:no|not|without|neither|nor|failed|unchanged|similar|comparable)\b", re.I)
+WORD = re.compile(r"[a-z]{4,}")
+Rows = Sequence[V.TrainingRow]
+
+
+def as_claim(question: str) -> str:
+    return LEADING_AUX.sub("", question.strip()).rstrip("?").strip()
+
+
+def _weights(row: V.TrainingRow) -> np.ndarray:
+    w = np.asarray(row.weights, dtype=np.float64)
+    return w / w.sum()
+
+
+def support_features(model: SupportModel, rows: Rows) -> np.ndarray:
+    probs = model.head_probs([as_claim(r.question) for r in rows], [r.texts for r in rows])
+    out = [np.hstack([p[0], _weights(r) @ p, p.max(axis=0)]) for r, p in zip(rows, probs, strict=True)]
+    return np.log(np.vstack(out) + 1e-4)
+
+
+def _count(pattern: re.Pattern[str], text: str) -> float:
+    return min(len(pattern.findall(text)), 3) / 3
+
+
+def _negated_overlap(question: str, sentence: str) -> float:
+    asked = set(WORD.findall(question.lower()))
+    clauses = re.split(r"[,;:]| but | however | whereas ", sentence.lower())
+    shares = [len(asked & set(WORD.findall(c))) / max(len(asked), 1) for c in clauses if NEGATION.search(c)]
+    return max(shares, default=0.0)
+
+
+def direction_features(rows: Rows) -> np.ndarray:
+    out = []
+    for r in rows:
+        up, down = float(bool(UP.search(r.question))), float(bool(DOWN.search(r.question)))
+        e = np.array([[_count(UP, t), _count(DOWN, t), _count(NEGATION, t)] for t in r.texts])
+        top = e[0]
+        agreement = [up * top[0], up * top[1], down * top[0], down * top[1]]
+        out.append(
+            np.hstack(
+                [[up, down], top, _weights(r) @ e, agreement, [_negated_overlap(r.question, r.texts[0])]]
+            )
+        )
+    return np.vstack(out)
+
+
+def report(
+    name: str, train: np.ndarray, held: np.ndarray | None, y_train: np.ndarray, y_held: np.ndarray
+) -> None:
+    model, choice = V.fit_with_cv(train, y_train)
+    line = (
+        f"{name:26} CV {max(choice['cv_scores'].values()):.3f}  (C={choice['C']}, {choice['class_weight']})"
+    )
+    if held is not None:
+        predicted = model.predict_proba(held).argmax(axis=1)
+        line += (
+            f"  held-out accuracy {accuracy_score(y_held, predicted):.3f}, "
+            f"macro-F1 {f1_score(y_held, predicted, average='macro'):.3f}, "
+            f"confusion (rows gold {'/'.join(V.LABELS)}) {confusion_matrix(y_held, predicted).tolist()}"
+        )
+    print(line)
+
+
+def main() -> None:
+    settings = load_settings(None, [])
+    index = open_index(settings)
+    cache = VectorCache(index.embedder, max_items=200_000)
+    findings = load_findings(settings, index.embedder, cache, index.docs)
+    if findings is None:
+        raise SystemExit("no answer-bearing model for the default index (see `biocite train verdict`)")
+    train_q, held_q = split_questions(load_questions())
+    rows = V.training_rows([q.pmid for q in train_q], cache, findings, index.docs)
+    held = V.training_rows([q.pmid for q in held_q], cache, findings, index.docs)
+    print(f"rows: {len(rows)} train / {len(held)} held-out")
+    (x_tr, y_tr), (x_he, y_he) = V.feature_matrix(rows), V.feature_matrix(held)
+    support = SupportModel.load(settings)
+    extra: dict[str, Callable[[Rows], np.ndarray]] = {
+        "support": lambda rs: support_features(support, rs),
+        "direction": direction_features,
+    }
+    built = {name: (make(rows), make(held)) for name, make in extra.items()}
+    report("cues (shipped)", x_tr, x_he, y_tr, y_he)
+    for name, (f_tr, f_he) in built.items():
+        report(f"{name} alone", f_tr, f_he, y_tr, y_he)
+        report(f"cues + {name}", np.hstack([x_tr, f_tr]), np.hstack([x_he, f_he]), y_tr, y_he)
+    masses = V.LLMFeatures.model_validate_json(V.shipped_features_path("qwen1.5b").read_text()).rows
+    with_llm = [i for i, r in enumerate(rows) if r.pmid in masses]
+    x_llm, y_llm = V.feature_matrix([rows[i] for i in with_llm], masses)
+    report("cues + qwen1.5b (train)", x_llm, None, y_llm, y_he)
+    for name, (f_tr, _) in built.items():
+        report(f"cues + qwen1.5b + {name}", np.hstack([x_llm, f_tr[with_llm]]), None, y_llm, y_he)
+
+
+if __name__ == "__main__":
+    main()
