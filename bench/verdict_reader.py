@@ -1,11 +1,12 @@
 """Can a fine-tuned reader of the abstract lift the yes/no/maybe verdict (issue 12: accuracy >= 0.75, macro-F1
 >= 0.60)? `bench/verdict_features.py` showed that surface features do not; this reads.
 
-The reader is the shipped support model (MiniLM-L6 cross-encoder, already trained on claim/passage labels),
-fine-tuned further on PubMedQA TRAIN questions: the question turned into a claim (leading auxiliary and "?"
-dropped) against the source abstract's top answer-bearing sentences (as the agent ranks them), with its
-four labels reused: yes -> supports, no -> contradicts, maybe -> neutral. With `--long-answers` each train
-question also gives a second pair: the claim against its gold long answer (the abstract's conclusion).
+The reader is the installed support model (the shipped one by default: a MiniLM-L6 cross-encoder already
+trained on claim/passage labels), fine-tuned further on PubMedQA TRAIN questions: the question turned into a
+claim (leading auxiliary and "?" dropped) against the source abstract's top answer-bearing sentences (as the
+agent ranks them), with its four labels reused: yes -> supports, no -> contradicts, maybe -> neutral. With
+`--long-answers` each train question also gives a second pair: the claim against its gold long answer (the
+abstract's conclusion).
 
 Split: the shared PubMedQA split (seed 13, 60/40 by question: 300 train, 200 held out). The reader's
 out-of-fold probabilities on train (5 folds by question) feed the shipped head recipe (`verdict.fit_with_cv`),
@@ -49,7 +50,10 @@ def pair(row: V.TrainingRow) -> tuple[str, str]:
 
 
 def fine_tune(
-    rows: Sequence[V.TrainingRow], long_answers: dict[str, str] | None, args: argparse.Namespace, backbone
+    rows: Sequence[V.TrainingRow],
+    long_answers: dict[str, str] | None,
+    args: argparse.Namespace,
+    backbone: str,
 ) -> PairClassifier:
     pairs = [pair(r) for r in rows]
     labels = [TO_SUPPORT[r.label] for r in rows]
