@@ -551,7 +551,8 @@ class Agent:
         )
         missing = state.get("unknown_concepts") or []
         if missing:
-            found = "no evidence abstract mentions " + ", ".join(repr(c) for c in missing)
+            # none of these concepts' words is in any indexed abstract (not only the ones found)
+            found = "no indexed abstract mentions " + ", ".join(repr(c) for c in missing)
         reason = (
             f"Not enough evidence in the indexed abstracts: searched {queries} "
             f"({len(state.get('hits', []))} abstracts, {state.get('round', 0)} rounds); {found}."
