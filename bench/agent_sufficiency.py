@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 
 from biocite.agent.evidence import relative_scores  # noqa: E402
 from biocite.agent.graph import Agent  # noqa: E402
-from biocite.heads import LinearModel  # noqa: E402
+from biocite.heads import LinearModel, out_of_fold_probabilities  # noqa: E402
 from biocite.index.hybrid import open_retriever  # noqa: E402
 from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
 from biocite.records import Evidence  # noqa: E402
@@ -142,17 +142,8 @@ def end_to_end(settings: Any, questions: list) -> None:
           f"{abstained / n:.3f} ({abstained}/{n}), abstained or not_covered {flagged / n:.3f} ({flagged}/{n})")  # fmt: skip
 
 
-def fit(x: np.ndarray, y: np.ndarray, meta: dict | None = None) -> LinearModel:
-    return LinearModel.fit(x, y.astype(int), kind=KIND, version=VERSION, labels=LABELS, c=1.0, meta=meta)
-
-
-def out_of_fold(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    from sklearn.model_selection import StratifiedKFold
-
-    p = np.zeros(len(y))
-    for a, b in StratifiedKFold(5, shuffle=True, random_state=13).split(x, y):
-        p[b] = fit(x[a], y[a]).predict_proba(x[b])[:, 1]
-    return p
+def fit(x: np.ndarray, y: np.ndarray) -> LinearModel:
+    return LinearModel.fit(x, y, kind=KIND, version=VERSION, labels=LABELS, c=1.0)
 
 
 def main() -> None:
@@ -172,9 +163,9 @@ def main() -> None:
     ways = {w: (np.asarray([[r["ranked"], r["relevance"]] for r in data[w]]),
                 np.asarray([r["features"] for r in data[w]])) for w in ("with", "without")}  # fmt: skip
     (bars_w, xw), (bars_o, xo) = ways["with"], ways["without"]
-    x_train, y_train = np.vstack([xw[:n], xo[:n]]), np.r_[np.ones(n), np.zeros(n)]
+    x_train, y_train = np.vstack([xw[:n], xo[:n]]), np.r_[np.ones(n, dtype=int), np.zeros(n, dtype=int)]
 
-    oof = out_of_fold(x_train, y_train)
+    oof = out_of_fold_probabilities(x_train, y_train, fit)[:, 1]
     # the threshold: withhold (on train, out of fold) as many source-withheld questions as the bars do
     caught_by_bars = int(np.sum(~bars(bars_o[:n], agent)))
     threshold = float(np.sort(oof[n:])[min(caught_by_bars, n - 1)])
@@ -183,10 +174,6 @@ def main() -> None:
     def report(name: str, answer_w: np.ndarray, answer_o: np.ndarray) -> None:
         print(f"  {name:12} false abstention {np.mean(~answer_w):.3f} ({int(np.sum(~answer_w))}/{len(answer_w)})"
               f"   caught {np.mean(~answer_o):.3f} ({int(np.sum(~answer_o))}/{len(answer_o)})")  # fmt: skip
-        return {
-            "false_abstention": round(float(np.mean(~answer_w)), 3),
-            "caught": round(float(np.mean(~answer_o)), 3),
-        }
 
     print(f"features: {FEATURES}")
     print(f"train: {n} questions x 2; held out: {len(xw) - n} x 2; split by question (seed 13)")
