@@ -21,7 +21,13 @@ A question word the index has never seen may be a typo ("cirrotics"). Its respel
 terms with a letter it dropped put back or two letters it swapped swapped back (`respellings`); the concept
 is covered by an abstract that has one of them, so a typo is read in the context of the evidence found for
 the question (a real word the corpus lacks, "lightning", is not read as "lightening" unless the evidence
-says "lightening"), and the agent says how it read the word.
+says "lightening"), and the agent says how it read the word. Such a word may also be written otherwise in
+the evidence: as two words ("shockwave": "shock wave", "underrecognised": "under-recognised") or with
+another derivational ending of the same stem ("spherocytosis": "spherocytic", "cystoscopist":
+"cystoscopy"). PubMedQA questions are their papers' titles, and a title word the abstract writes otherwise
+made the agent abstain on answerable questions (9 of 300 TRAIN questions have a word the index never saw).
+Drug-name endings (-ine, -ide, -ate, -mab) are not derivational endings here: a new drug is never read as
+an old one.
 """
 
 from __future__ import annotations
@@ -85,6 +91,15 @@ OUTCOME_VERBS = frozenset(
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _LETTERS = string.ascii_lowercase + string.digits
 MIN_RESPELL_LENGTH = 6  # stems shorter than this are too close to other words to guess at
+# Endings that turn one medical stem into another word of the same family ("cirrh-osis" / "cirrh-otic",
+# "allerg-ologic" / "allerg-ists", "simpl-ification" / "simpl-ified"); longest first.
+DERIVATIONAL_ENDINGS = sorted(
+    """osis oses otic ology ologies ologic ological ologist ologists ic ics ical ically ist ists ism isms y ies
+    ification ifications ified ify ation ations al ally""".split(),
+    key=len,
+    reverse=True,
+)
+MIN_CORE = 5  # letters left once the ending is cut: shorter cores join unrelated words
 
 
 @dataclass
@@ -94,6 +109,7 @@ class Concept:
     words: list[str] = field(default_factory=list)
     respelled: dict[str, list[str]] = field(default_factory=dict)  # a stem the index lacks -> respellings
     outcome: bool = False  # an asked outcome below the key-concept bar: covered by any of its terms
+    unseen: list[str] = field(default_factory=list)  # its words the index never saw, casefolded
 
     def initials(self) -> str:
         return "".join(w[0] for w in self.words).upper() if len(self.words) >= 2 else ""
@@ -122,6 +138,12 @@ class DocumentFrequencies:
 def _stem(word: str) -> str | None:
     tokens = tokenize(word, stem=True)
     return tokens[0] if tokens else None
+
+
+def derivational_core(word: str) -> str | None:
+    """The word without its derivational ending ("spherocytosis" -> "spherocyt"), or None."""
+    ending = next((e for e in DERIVATIONAL_ENDINGS if word.endswith(e)), None)
+    return word[: -len(ending)] if ending and len(word) - len(ending) >= MIN_CORE else None
 
 
 def respellings(term: str, df: DocumentFrequencies) -> list[str]:
@@ -180,7 +202,7 @@ def key_concepts(
 
 def _concept(chunk: list[str], words: list[str], df: DocumentFrequencies, max_share: float) -> Concept | None:
     """The chunk as a concept of its terms in at most `max_share` of the documents, or None."""
-    terms, respelled = [], {}
+    terms, respelled, unseen = [], {}, []
     for word in chunk:
         if " " in word:
             terms.append(" ".join(word.casefold().split()))
@@ -190,11 +212,13 @@ def _concept(chunk: list[str], words: list[str], df: DocumentFrequencies, max_sh
             terms.append(stem)
             if near := respellings(stem, df):
                 respelled[stem] = near
+            if not df.counts.get(stem, 0):
+                unseen.append(word.casefold())
     # rarest first: a compound phrase, then the stem in the fewest documents
     terms.sort(key=lambda t: -1.0 if " " in t else df.share(t))
     if not terms:
         return None
-    return Concept(text=" ".join(chunk), terms=terms, words=words, respelled=respelled)
+    return Concept(text=" ".join(chunk), terms=terms, words=words, respelled=respelled, unseen=unseen)
 
 
 class DocumentTerms:
@@ -202,11 +226,30 @@ class DocumentTerms:
 
     def __init__(self, doc: Document) -> None:
         text = f"{doc.title} {doc.abstract}"
+        self.text = text
         self.stems = set(tokenize(text, stem=True))
         self.flat = " " + " ".join(re.findall(r"[a-z0-9]+", text.casefold())) + " "
         self.words = set(re.findall(r"[A-Za-z0-9]+", text))
         self._sequence = re.findall(r"[a-z0-9]+", text.casefold())
         self._initials: set[str] | None = None
+        self._variants: dict[str, str] | None = None
+
+    def written(self, stem: str) -> str:
+        """The abstract's first word with this stem, as written (the stem itself if there is none)."""
+        return next((w for w in _WORD.findall(self.text) if _stem(w.casefold()) == stem), stem)
+
+    def variant(self, word: str) -> str | None:
+        """How this abstract writes a word the index never saw, if it does: as two adjacent words run
+        together ("shockwave": "shock wave") or with another derivational ending ("spherocytic")."""
+        if self._variants is None:
+            seq = [w for w in self._sequence if w.isalpha()]
+            cores = {f"core:{c}": w for w in reversed(seq) if (c := derivational_core(w))}  # first one wins
+            apart = {
+                a + b: f"{a} {b}" for a, b in zip(seq, seq[1:], strict=False) if min(len(a), len(b)) >= 3
+            }
+            self._variants = cores | apart
+        core = derivational_core(word)
+        return self._variants.get(word) or (self._variants.get(f"core:{core}") if core else None)
 
     def spells_out(self, abbreviation: str) -> bool:
         """Whether consecutive words of the abstract have these initials ("HMO": health maintenance org...)."""
@@ -245,24 +288,24 @@ def _has_term(term: str, terms: DocumentTerms) -> bool:
 
 
 def read_as(concept: Concept, terms: DocumentTerms) -> str | None:
-    """The respelling of the concept's rarest term that this abstract has, if the term is a typo."""
-    return next((t for t in concept.respelled.get(concept.terms[0], []) if t in terms.stems), None)
+    """How this abstract writes the concept's rarest term when the index never saw that term: a typo's
+    respelling, or the same word written otherwise (`DocumentTerms.variant`); None if it does not."""
+    key = concept.terms[0]
+    if typo := next((t for t in concept.respelled.get(key, []) if t in terms.stems), None):
+        return terms.written(typo)
+    return next((v for w in concept.unseen if _stem(w) == key and (v := terms.variant(w))), None)
 
 
 def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Document]) -> list[str]:
-    """How each covered concept's typo was read ("cirrotics" as "cirrhotics"), for the user to check."""
+    """How each covered concept's unseen word was read ("cirrotics" as "cirrhotics"), for the user to check."""
     notes = []
     for i, concept in enumerate(concepts):
-        typo = concept.terms[0]
-        if i not in covered or typo not in concept.respelled:
+        if i not in covered or not concept.unseen:
             continue
+        key = concept.terms[0]
         for doc in docs:
-            if stem := read_as(concept, DocumentTerms(doc)):
-                asked = next((w for w in concept.words if _stem(w.casefold()) == typo), typo)
-                written = next(
-                    (w for w in _WORD.findall(f"{doc.title} {doc.abstract}") if _stem(w.casefold()) == stem),
-                    stem,
-                )
+            if written := read_as(concept, DocumentTerms(doc)):
+                asked = next((w for w in concept.words if _stem(w.casefold()) == key), key)
                 notes.append(f"read {asked!r} as {written!r}: no indexed abstract has {asked!r}")
                 break
     return notes

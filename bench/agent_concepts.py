@@ -19,6 +19,11 @@ seed 13, 60 % train / 40 % held out), the same split as bench/agent_answers.py.
   then finds it in no covering abstract by construction (bench/agent_answers.py runs the agent on them).
 - the bar: the grid value with the largest (detection - false miss) on TRAIN; held-out figures printed
   after the choice. `--write` saves the held-out swaps to bench/agent_unanswerable_outcomes.json.
+- unseen words: concepts of the questions with no specific word the index ever saw (PubMedQA questions are
+  titles, the index holds abstracts) and how many of them their own source abstract covers, without and
+  with reading a word as the evidence writes it ("shockwave": "shock wave", agent/coverage.py); and, for
+  every concept of the unanswerable sets the index never saw, whether ANY indexed abstract writes it
+  otherwise (it must not: that would answer a question about a new drug with an old one).
 
     python bench/agent_concepts.py [--write]
 """
@@ -26,6 +31,7 @@ seed 13, 60 % train / 40 % held out), the same split as bench/agent_answers.py.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -117,6 +123,34 @@ def figures(
     return missed / len(questions), detected / max(len(swapped), 1)
 
 
+def unseen(question: str, df: DocumentFrequencies, key_bar: float) -> list[Concept]:
+    """The question's concepts none of whose specific words the index has ever seen."""
+    concepts = key_concepts(question, df, key_bar)
+    return [c for c in concepts if all(" " not in t and not df.counts.get(t, 0) for t in c.terms)]
+
+
+def unseen_read(questions: list[Question], corpus: Corpus, key_bar: float) -> tuple[int, int, int]:
+    """(unseen concepts, covered by their own source abstract without reading words otherwise, with it)."""
+    found = [(c, corpus.terms[q.pmid]) for q in questions for c in unseen(q.question, corpus.df, key_bar)]
+    before = sum(covers(dataclasses.replace(c, unseen=[]), t) for c, t in found)
+    return len(found), before, sum(covers(c, t) for c, t in found)
+
+
+def unanswerable_read(corpus: Corpus, key_bar: float) -> tuple[int, int]:
+    """(unseen concepts of the unanswerable sets, those some indexed abstract would read as its own word)."""
+    questions = [
+        item["question"]
+        for name in ("agent_unanswerable", "agent_unanswerable_swapped", "agent_unanswerable_outcomes")
+        for item in json.loads(Path(__file__).with_name(f"{name}.json").read_text())["questions"]
+    ]
+    concepts = [c for q in questions for c in unseen(q, corpus.df, key_bar)]
+    # a typo's respelling ("lightning" -> "lightening") is left out: it is only read when the question's
+    # own evidence has it (tests/unit/test_answering.py); a word written otherwise is read the same way
+    read = [c.text for c in concepts if any(t.variant(w) for w in c.unseen for t in corpus.terms.values())]
+    print(f"  written otherwise in some indexed abstract: {read}")
+    return len(concepts), len(read)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -140,6 +174,14 @@ def main() -> None:
     miss, detected = figures(held_out, held_swaps, corpus, key_bar, chosen)
     print(f"chosen on TRAIN: max_outcome_df = {chosen} (settings: {settings.agent.max_outcome_df})")
     print(f"HELD-OUT at {chosen}: false miss {miss:.3f}, swapped outcomes detected {detected:.3f}")
+    for name, part in (("TRAIN", train), ("HELD-OUT", held_out)):
+        n, before, after = unseen_read(part, corpus, key_bar)
+        print(
+            f"{name}: {n} concepts with no word the index saw; their source abstract covers {before} "
+            f"({after} reading words as the abstract writes them)"
+        )
+    n, read = unanswerable_read(corpus, key_bar)
+    print(f"unanswerable sets: {n} concepts with no word the index saw; {read} written otherwise anywhere")
     if args.write:
         about = (
             "Held-out PubMedQA questions (seed-13 split by question) whose asked outcome is replaced by "

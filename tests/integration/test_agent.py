@@ -167,6 +167,19 @@ def run_cli(settings: Settings, *args: str) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+def test_cli_reads_a_run_together_word_as_the_evidence_writes_it(setup) -> None:
+    """No indexed abstract has "firstline"; the source abstract writes "first-line": the installed `biocite
+    ask` reads it so, says so, and answers (it abstained on such words before)."""
+    settings, _ = setup
+    question = "Is telephone counseling a firstline intervention for mammography screening?"
+    done = run_cli(settings, "ask", question, "--json", "--mode", "extractive")
+    assert done.returncode == 0, done.stderr
+    answer = Answer.model_validate_json(done.stdout)
+    assert not answer.abstained, answer.abstain_reason
+    assert "read 'firstline' as 'first line': no indexed abstract has 'firstline'" in answer.trace.notes
+    assert "10808977" in {c.pmid for s in answer.sentences for c in s.citations}
+
+
 def test_cli_ask_json_and_clear_errors(setup) -> None:
     settings, questions = setup
     question = questions[QUESTION_PMIDS[0]]

@@ -15,7 +15,9 @@ from biocite.agent.coverage import (
     DocumentTerms,
     asked_outcome,
     covers,
+    derivational_core,
     key_concepts,
+    read_as,
     respelling_notes,
 )
 from biocite.agent.evidence import ScoredSentence, content_terms, covering_picks
@@ -437,6 +439,28 @@ def test_a_real_word_the_corpus_lacks_is_not_read_as_a_neighbour() -> None:
     assert not covers(lightning, _doc("", "Neurological deficits after strikes were common."))  # ...not here
     # a changed letter is never tried: "stapes" -> "stage", "rewarming" -> "reward"
     assert all(not c.respelled for c in key_concepts("Is stapes surgery safe after rewarming?", df, 0.03))
+
+
+def test_a_word_the_index_never_saw_is_read_as_the_evidence_writes_it() -> None:
+    """PubMedQA questions are titles: "shockwave" and "cystoscopist" are written otherwise in the abstracts."""
+    df = _df(
+        "extracorporeal shock wave lithotripsy to clear stones", "cystoscopy by nurses", "chlorpropamide"
+    )
+    shockwave = key_concepts("Does extracorporeal shockwave lithotripsy clear stones?", df, 0.03)[0]
+    assert shockwave.unseen == ["shockwave"]
+    evidence = DocumentTerms(
+        Document(pmid="8", title="", abstract="Shock wave lithotripsy cleared 80% of stones.")
+    )
+    assert read_as(shockwave, evidence) == "shock wave" and covers(shockwave, evidence)
+    nurse = key_concepts("Is the nurse cystoscopist a feasible option?", df, 0.03)[0]
+    evidence = Document(pmid="9", title="", abstract="Nurses performed 200 flexible cystoscopies safely.")
+    assert respelling_notes([nurse], {0}, [evidence]) == [
+        "read 'cystoscopist' as 'cystoscopies': no indexed abstract has 'cystoscopist'"
+    ]
+    # a drug is never read as another drug with the same first letters
+    drug = key_concepts("Does chlorpromazine lower glucose?", df, 0.03)[0]
+    assert not covers(drug, _doc("", "Chlorpropamide lowered fasting glucose in chlorpropamide users."))
+    assert derivational_core("chlorpromazine") is None and derivational_core("spherocytosis") == "spherocyt"
 
 
 def test_verdict_reads_the_abstract_of_the_first_evidence_sentence() -> None:
