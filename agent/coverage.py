@@ -296,6 +296,14 @@ def read_as(concept: Concept, terms: DocumentTerms) -> str | None:
     return next((v for w in concept.unseen if _stem(w) == key and (v := terms.variant(w))), None)
 
 
+READING = "read "  # how a reading note starts (the Answer's `readings` are these notes)
+
+
+def is_reading(note: str) -> bool:
+    """Whether a trace note says how a question word was read ("read 'cirrotics' as 'cirrhotics': ...")."""
+    return note.startswith(READING) and ": no indexed abstract has " in note
+
+
 def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Document]) -> list[str]:
     """How each covered concept's unseen word was read ("cirrotics" as "cirrhotics"), for the user to check."""
     notes = []
@@ -306,7 +314,7 @@ def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Docu
         for doc in docs:
             if written := read_as(concept, DocumentTerms(doc)):
                 asked = next((w for w in concept.words if _stem(w.casefold()) == key), key)
-                notes.append(f"read {asked!r} as {written!r}: no indexed abstract has {asked!r}")
+                notes.append(f"{READING}{asked!r} as {written!r}: no indexed abstract has {asked!r}")
                 break
     return notes
 

@@ -35,7 +35,14 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
 from biocite.agent.checks import check_question
-from biocite.agent.coverage import Coverage, DocumentFrequencies, coverage, key_concepts, respelling_notes
+from biocite.agent.coverage import (
+    Coverage,
+    DocumentFrequencies,
+    coverage,
+    is_reading,
+    key_concepts,
+    respelling_notes,
+)
 from biocite.agent.evidence import (
     RelevanceWeights,
     VectorCache,
@@ -597,6 +604,7 @@ class Agent:
             verdict=("insufficient" if abstained and state.get("verdict") else state.get("verdict")),
             verdict_probability=None if abstained else state.get("verdict_probability"),
             not_covered=state.get("not_covered") or [],
+            readings=list(dict.fromkeys(n for n in notes if is_reading(n))),
             trace=Trace(
                 queries=state.get("queries", []),
                 rounds=state.get("round", 0),

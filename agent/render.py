@@ -73,6 +73,8 @@ def render_answer(console: Console, answer: Answer, *, show_trace: bool = False)
     line = bottom_line(answer)
     if line:
         console.print(f"[bold]{escape(line)}[/bold]")
+    for reading in answer.readings:  # a question word read otherwise changes what was answered: always said
+        console.print(f"[dim]{escape(reading)}[/dim]")
     if answer.abstained:
         console.print(f"[yellow]No answer.[/yellow] {escape(answer.abstain_reason or '')}")
     else:

@@ -196,6 +196,8 @@ class Answer(BaseModel):
     verdict: Verdict | None = None
     verdict_probability: float | None = None
     not_covered: list[str] = Field(default_factory=list)  # key concepts of the question in no evidence
+    # how question words no indexed abstract has were read ("read 'cirrotics' as 'cirrhotics': ...")
+    readings: list[str] = Field(default_factory=list)
     trace: Trace = Field(default_factory=Trace)
 
     @property

@@ -347,14 +347,17 @@
   }
 
   // Issue 12: the verdict of a yes/no question and the key concepts no evidence mentions.
+  // A question word no indexed abstract has, read as the evidence writes it, is said beside them.
   function renderBottomLine(answer) {
     const notCovered = answer.not_covered || [];
-    if (!answer.verdict && !notCovered.length) return null;
+    const readings = answer.readings || [];
+    if (!answer.verdict && !notCovered.length && !readings.length) return null;
     const p = typeof answer.verdict_probability === "number"
       ? ` (probability ${answer.verdict_probability.toFixed(2)})` : "";
     return el("p", { class: "verdict", role: "note" },
       answer.verdict ? el("strong", null, `Verdict: ${answer.verdict}${p}`) : null,
-      notCovered.length ? ` Not covered by the evidence: ${notCovered.join(", ")}.` : null);
+      notCovered.length ? ` Not covered by the evidence: ${notCovered.join(", ")}.` : null,
+      readings.length ? ` Note: ${readings.join("; ")}.` : null);
   }
 
   function renderAbstention(answer) {

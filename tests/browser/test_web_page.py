@@ -4,7 +4,8 @@ uvicorn on a loopback port, extractive mode (no LLM).
 
 Checked: a cited answer with numbered markers and a PubMed-linked reference list; hovering (and keyboard
 selection of) a sentence shows the cited abstract with exactly the evidence span highlighted and its
-phrases marked; markup and script in a corpus entry render as literal text; a follow-up keeps the thread;
+phrases marked; a question word read as the evidence writes it is said beside the verdict; markup and script
+in a corpus entry render as literal text; a follow-up keeps the thread;
 an abstention shows its reason and queries; a 422 reads as a message; a token-protected server (401)
 gets the token typed into the page on the next requests; a full queue (429) and an `error` event after
 streamed tokens (both intercepted, the page's handling is real) read as messages. A screenshot is kept in
@@ -405,6 +406,15 @@ def test_an_abstention_shows_its_reason_and_what_was_searched(page) -> None:
     assert answer["abstain_reason"] in box.inner_text()
     assert box.locator("ul.queries li").all_inner_texts() == answer["trace"]["queries"]
     assert turn.locator(".sentence").count() == 0 and turn.locator(".references").count() == 0
+
+
+def test_a_question_word_read_otherwise_is_said_with_the_bottom_line(page) -> None:
+    """No indexed abstract has "lowdose"; one writes "Low-dose": the page says how the word was read."""
+    _, answer = ask(page, "Does lowdose aspirin prevent recurrent stroke?")
+    assert not answer["abstained"], answer["abstain_reason"]
+    assert answer["readings"] == ["read 'lowdose' as 'low dose': no indexed abstract has 'lowdose'"]
+    line = page.locator("article.turn").last.locator(".verdict")
+    assert line.is_visible() and answer["readings"][0] in line.inner_text()
 
 
 def test_a_rejected_question_reads_as_a_message(page) -> None:

@@ -176,7 +176,9 @@ def test_cli_reads_a_run_together_word_as_the_evidence_writes_it(setup) -> None:
     assert done.returncode == 0, done.stderr
     answer = Answer.model_validate_json(done.stdout)
     assert not answer.abstained, answer.abstain_reason
-    assert "read 'firstline' as 'first line': no indexed abstract has 'firstline'" in answer.trace.notes
+    assert answer.readings == ["read 'firstline' as 'first line': no indexed abstract has 'firstline'"]
+    readable = run_cli(settings, "ask", question, "--mode", "extractive")
+    assert readable.returncode == 0 and "read 'firstline' as 'first line'" in readable.stdout
     assert "10808977" in {c.pmid for s in answer.sentences for c in s.citations}
 
 

@@ -416,8 +416,11 @@ def test_cli_rendering_shows_the_verdict_and_what_is_not_covered() -> None:
     text = console.export_text()
     assert "Verdict: insufficient" in text and "not covered by the evidence: tirzepatide" in text
     answer = Answer(question="q?", verdict="yes", verdict_probability=0.81, question_type="yes/no")
+    reading = "read 'cirrotics' as 'cirrhotics': no indexed abstract has 'cirrotics'"
+    answer.trace.notes, answer.readings = ["key concepts: cirrotics", reading], [reading]
     render_answer(console, answer)
-    assert "Verdict: yes (probability 0.81)" in console.export_text()
+    text = console.export_text()
+    assert "Verdict: yes (probability 0.81)" in text and reading in text and "key concepts" not in text
 
 
 def test_a_typo_is_read_as_the_word_the_evidence_has() -> None:
