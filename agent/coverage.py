@@ -28,6 +28,12 @@ another derivational ending of the same stem ("spherocytosis": "spherocytic", "c
 made the agent abstain on answerable questions (9 of 300 TRAIN questions have a word the index never saw).
 Drug-name endings (-ine, -ide, -ate, -mab) are not derivational endings here: a new drug is never read as
 an old one.
+
+British and American spellings of a term cover each other ("oesophageal" / "esophageal", "anaemia" /
+"anemia", "tumour" / "tumor", "randomised" / "randomized"): expert questions are mostly written in one,
+abstracts in both, and the rarest-term rule would otherwise drop an abstract on the asked disease for its
+spelling. The mapping (`american_spelling`) merges 129 groups of the embedded corpus's terms, every one a
+British/American pair (bench/agent_concepts.py prints them).
 """
 
 from __future__ import annotations
@@ -100,6 +106,16 @@ DERIVATIONAL_ENDINGS = sorted(
     reverse=True,
 )
 MIN_CORE = 5  # letters left once the ending is cut: shorter cores join unrelated words
+# British -> American spelling of a stem: ae -> e (haem-, anaem-, paed-), oe -> e after a consonant or at the
+# start (oesophag-, diarrhoea, foetal), -our -> -or, -is(e) -> -iz(e), -ys(e) -> -yz(e); stems of 5+ letters
+# ("doe" is not "de").
+_SPELLINGS = [
+    (re.compile(r"ae"), "e"),
+    (re.compile(r"(?:(?<=[^aeiou])|^)oe"), "e"),
+    (re.compile(r"our$"), "or"),
+    (re.compile(r"(?<=[^aeiouy])is$"), "iz"),
+    (re.compile(r"ys$"), "yz"),
+]
 
 
 @dataclass
@@ -138,6 +154,15 @@ class DocumentFrequencies:
 def _stem(word: str) -> str | None:
     tokens = tokenize(word, stem=True)
     return tokens[0] if tokens else None
+
+
+def american_spelling(stem: str) -> str:
+    """The stem as American spelling writes it ("haemolyt" -> "hemolyt", "randomis" -> "randomiz")."""
+    if len(stem) < 5 or not stem.isalpha():
+        return stem
+    for pattern, repl in _SPELLINGS:
+        stem = pattern.sub(repl, stem)
+    return stem
 
 
 def derivational_core(word: str) -> str | None:
@@ -228,6 +253,7 @@ class DocumentTerms:
         text = f"{doc.title} {doc.abstract}"
         self.text = text
         self.stems = set(tokenize(text, stem=True))
+        self.spellings = {american_spelling(s) for s in self.stems}
         self.flat = " " + " ".join(re.findall(r"[a-z0-9]+", text.casefold())) + " "
         self.words = set(re.findall(r"[A-Za-z0-9]+", text))
         self._sequence = re.findall(r"[a-z0-9]+", text.casefold())
@@ -281,10 +307,11 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
 
 
 def _has_term(term: str, terms: DocumentTerms) -> bool:
-    """A stem among the abstract's stems, or a compound ("vitamin d") as a phrase of its words."""
+    """A stem among the abstract's stems (either spelling), or a compound ("vitamin d") as a phrase of its
+    words."""
     if " " in term:
         return " " + " ".join(re.findall(r"[a-z0-9]+", term)) + " " in terms.flat
-    return term in terms.stems
+    return term in terms.stems or american_spelling(term) in terms.spellings
 
 
 def read_as(concept: Concept, terms: DocumentTerms) -> str | None:

@@ -24,6 +24,10 @@ seed 13, 60 % train / 40 % held out), the same split as bench/agent_answers.py.
   with reading a word as the evidence writes it ("shockwave": "shock wave", agent/coverage.py); and, for
   every concept of the unanswerable sets the index never saw, whether ANY indexed abstract writes it
   otherwise (it must not: that would answer a question about a new drug with an old one).
+- spellings: the groups of index terms that British -> American spelling merges (printed, to be read: a
+  merge of two different words would be a defect), and for the expert questions (K-QA and BioGen
+  2024/2025 topics) each concept whose required (rarest) term the index has in both spellings, with how many
+  indexed abstracts have that term as written and in either spelling.
 
     python bench/agent_concepts.py [--write]
 """
@@ -43,15 +47,18 @@ from biocite.agent.coverage import (  # noqa: E402
     Concept,
     DocumentFrequencies,
     DocumentTerms,
+    american_spelling,
     asked_outcome,
     covers,
     key_concepts,
 )
 from biocite.index.build import open_index  # noqa: E402
 from biocite.index.store import DocStore  # noqa: E402
+from biocite.kqa import load_questions as load_kqa  # noqa: E402
 from biocite.pubmedqa import Question, load_questions, split_questions  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 from biocite.tokenize import tokenize  # noqa: E402
+from biocite.topics import load_topics  # noqa: E402
 
 OUT = Path(__file__).with_name("agent_unanswerable_outcomes.json")
 GRID = [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2]
@@ -151,6 +158,26 @@ def unanswerable_read(corpus: Corpus, key_bar: float) -> tuple[int, int]:
     return len(concepts), len(read)
 
 
+def spelling_report(corpus: Corpus, key_bar: float, outcome_bar: float) -> None:
+    """The merged spelling groups of the index, and the expert questions' concepts they change."""
+    groups: dict[str, set[str]] = {}
+    for term in corpus.df.counts:
+        groups.setdefault(american_spelling(term), set()).add(term)
+    merged = sorted("/".join(sorted(g)) for g in groups.values() if len(g) > 1)
+    print(f"spellings: {len(merged)} groups of index terms merged: {' '.join(merged)}")
+    questions = [q.question for q in load_kqa()]
+    questions += [t.question for spec in ("biogen2024", "biogen2025") for t in load_topics(spec).topics]
+    print(f"expert questions (K-QA, BioGen 2024/2025): {len(questions)}")
+    for question in questions:
+        for c in key_concepts(question, corpus.df, key_bar, outcome_bar):
+            key = c.terms[0]  # the term coverage requires
+            if " " in key or len(groups.get(american_spelling(key), ())) < 2:
+                continue
+            exact = sum(key in t.stems for t in corpus.terms.values())
+            either = sum(american_spelling(key) in t.spellings for t in corpus.terms.values())
+            print(f"  {question[:60]!r}: {key!r} ({c.text!r}) in {exact} -> {either} abstracts")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -180,6 +207,7 @@ def main() -> None:
             f"{name}: {n} concepts with no word the index saw; their source abstract covers {before} "
             f"({after} reading words as the abstract writes them)"
         )
+    spelling_report(corpus, key_bar, settings.agent.max_outcome_df)
     n, read = unanswerable_read(corpus, key_bar)
     print(f"unanswerable sets: {n} concepts with no word the index saw; {read} written otherwise anywhere")
     if args.write:

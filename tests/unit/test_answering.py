@@ -13,6 +13,7 @@ import pytest
 from biocite.agent.coverage import (
     DocumentFrequencies,
     DocumentTerms,
+    american_spelling,
     asked_outcome,
     covers,
     derivational_core,
@@ -464,6 +465,17 @@ def test_a_word_the_index_never_saw_is_read_as_the_evidence_writes_it() -> None:
     drug = key_concepts("Does chlorpromazine lower glucose?", df, 0.03)[0]
     assert not covers(drug, _doc("", "Chlorpropamide lowered fasting glucose in chlorpropamide users."))
     assert derivational_core("chlorpromazine") is None and derivational_core("spherocytosis") == "spherocyt"
+
+
+def test_british_and_american_spellings_cover_each_other() -> None:
+    df = _df("esophageal cancer and aspirin", "oesophageal cancer")
+    esophageal = key_concepts("Does aspirin prevent esophageal cancer?", df, 0.03)[-1]
+    assert esophageal.terms[0] == "esophag"
+    assert covers(esophageal, _doc("", "Aspirin use lowered the risk of oesophageal adenocarcinoma."))
+    assert not covers(esophageal, _doc("", "Aspirin use lowered the risk of gastric adenocarcinoma."))
+    spelt = {w: american_spelling(w) for w in ("haemolyt", "diarrhoea", "tumour", "randomis", "doe", "four")}
+    assert spelt == {"haemolyt": "hemolyt", "diarrhoea": "diarrhea", "tumour": "tumor", "randomis": "randomiz",
+                     "doe": "doe", "four": "four"}  # fmt: skip
 
 
 def test_verdict_reads_the_abstract_of_the_first_evidence_sentence() -> None:
