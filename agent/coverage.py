@@ -43,6 +43,7 @@ import string
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from biocite.records import Document, Evidence
 from biocite.tokenize import STOPWORDS, tokenize
@@ -253,12 +254,27 @@ class DocumentTerms:
         text = f"{doc.title} {doc.abstract}"
         self.text = text
         self.stems = set(tokenize(text, stem=True))
-        self.spellings = {american_spelling(s) for s in self.stems}
         self.flat = " " + " ".join(re.findall(r"[a-z0-9]+", text.casefold())) + " "
         self.words = set(re.findall(r"[A-Za-z0-9]+", text))
         self._sequence = re.findall(r"[a-z0-9]+", text.casefold())
         self._initials: set[str] | None = None
-        self._variants: dict[str, str] | None = None
+
+    @cached_property
+    def spellings(self) -> set[str]:
+        """The abstract's stems in American spelling (built on the first lookup a stem misses)."""
+        return {american_spelling(s) for s in self.stems}
+
+    @cached_property
+    def _run_together(self) -> dict[str, str]:
+        """Adjacent words joined ("shockwave") -> as written apart ("shock wave")."""
+        seq = [w for w in self._sequence if w.isalpha()]
+        return {a + b: f"{a} {b}" for a, b in zip(seq, seq[1:], strict=False) if min(len(a), len(b)) >= 3}
+
+    @cached_property
+    def _cores(self) -> dict[str, str]:
+        """Derivational core -> the abstract's first word with it ("spherocyt" -> "spherocytic")."""
+        seq = [w for w in self._sequence if w.isalpha()]
+        return {c: w for w in reversed(seq) if (c := derivational_core(w))}
 
     def written(self, stem: str) -> str:
         """The abstract's first word with this stem, as written (the stem itself if there is none)."""
@@ -267,15 +283,8 @@ class DocumentTerms:
     def variant(self, word: str) -> str | None:
         """How this abstract writes a word the index never saw, if it does: as two adjacent words run
         together ("shockwave": "shock wave") or with another derivational ending ("spherocytic")."""
-        if self._variants is None:
-            seq = [w for w in self._sequence if w.isalpha()]
-            cores = {f"core:{c}": w for w in reversed(seq) if (c := derivational_core(w))}  # first one wins
-            apart = {
-                a + b: f"{a} {b}" for a, b in zip(seq, seq[1:], strict=False) if min(len(a), len(b)) >= 3
-            }
-            self._variants = cores | apart
         core = derivational_core(word)
-        return self._variants.get(word) or (self._variants.get(f"core:{core}") if core else None)
+        return self._run_together.get(word) or (self._cores.get(core) if core else None)
 
     def spells_out(self, abbreviation: str) -> bool:
         """Whether consecutive words of the abstract have these initials ("HMO": health maintenance org...)."""
@@ -323,12 +332,9 @@ def read_as(concept: Concept, terms: DocumentTerms) -> str | None:
     return next((v for w in concept.unseen if _stem(w) == key and (v := terms.variant(w))), None)
 
 
-READING = "read "  # how a reading note starts (the Answer's `readings` are these notes)
-
-
-def is_reading(note: str) -> bool:
-    """Whether a trace note says how a question word was read ("read 'cirrotics' as 'cirrhotics': ...")."""
-    return note.startswith(READING) and ": no indexed abstract has " in note
+def never_indexed(concept: Concept, df: DocumentFrequencies) -> bool:
+    """No specific term of the concept is in any indexed abstract (a compound phrase counts as seen)."""
+    return all(" " not in t and not df.counts.get(t, 0) for t in concept.terms)
 
 
 def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Document]) -> list[str]:
@@ -341,7 +347,7 @@ def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Docu
         for doc in docs:
             if written := read_as(concept, DocumentTerms(doc)):
                 asked = next((w for w in concept.words if _stem(w.casefold()) == key), key)
-                notes.append(f"{READING}{asked!r} as {written!r}: no indexed abstract has {asked!r}")
+                notes.append(f"read {asked!r} as {written!r}: no indexed abstract has {asked!r}")
                 break
     return notes
 

@@ -39,8 +39,8 @@ from biocite.agent.coverage import (
     Coverage,
     DocumentFrequencies,
     coverage,
-    is_reading,
     key_concepts,
+    never_indexed,
     respelling_notes,
 )
 from biocite.agent.evidence import (
@@ -401,7 +401,7 @@ class Agent:
         enough = self.sufficient(evidence)
         if self.findings is not None and not enough:
             enough = self.sufficient(choose(answer_model=False))
-        evidence, covered, unknown = self._cover(state["standalone"], evidence, docs, notes)
+        evidence, covered, unknown, readings = self._cover(state["standalone"], evidence, docs, notes)
         if evidence:  # the margin is on the embedding scale, so it comes before any LLM judgement
             floor = max(e.relevance for e in evidence) - self.config.relevance_margin
             keep = self.config.min_evidence  # a very strong best sentence must not leave the rest thin
@@ -420,6 +420,7 @@ class Agent:
             "notes": notes,
             "not_covered": not_covered,
             "unknown_concepts": unknown,
+            "readings": readings,
             "sufficient": enough,
         }
 
@@ -604,7 +605,7 @@ class Agent:
             verdict=("insufficient" if abstained and state.get("verdict") else state.get("verdict")),
             verdict_probability=None if abstained else state.get("verdict_probability"),
             not_covered=state.get("not_covered") or [],
-            readings=list(dict.fromkeys(n for n in notes if is_reading(n))),
+            readings=state.get("readings") or [],
             trace=Trace(
                 queries=state.get("queries", []),
                 rounds=state.get("round", 0),
@@ -716,34 +717,32 @@ class Agent:
 
     def _cover(
         self, question: str, evidence: list[Evidence], docs: dict[str, Document], notes: list[str]
-    ) -> tuple[list[Evidence], Coverage | None, list[str]]:
+    ) -> tuple[list[Evidence], Coverage | None, list[str], list[str]]:
         """Keep the evidence of the abstracts covering the most key concepts; name the concepts the whole
-        index never mentions (nothing can be said: the agent abstains)."""
+        index never mentions (nothing can be said: the agent abstains) and how unseen question words were
+        read in the evidence kept (also noted)."""
         df = self.doc_freqs
         if df is None or not evidence:
-            return evidence, None, []
+            return evidence, None, [], []
         # A follow-up completed with its context is judged on its own words: the context was answered before.
         concepts = key_concepts(
             question.split(CONTEXT_OPEN)[0], df, self.config.max_concept_df, self.config.max_outcome_df
         )
         if not concepts:
-            return evidence, None, []
+            return evidence, None, [], []
         covered = coverage(concepts, {p: docs[p] for p in dict.fromkeys(e.pmid for e in evidence)})
         # Key concepts first, then the asked outcome: an abstract on the outcome alone substitutes nothing.
         rank = {p: (sum(not concepts[i].outcome for i in c), len(c)) for p, c in covered.items()}
         most = max(rank.values())
         best = {p for p, r in rank.items() if r == most}
         union = set().union(*(covered[p] for p in best))
-        notes.extend(respelling_notes(concepts, union, [docs[p] for p in sorted(best)]))
+        readings = respelling_notes(concepts, union, [docs[p] for p in sorted(best)])
+        notes.extend(readings)
         # Unknown to the index (abstain): none of the concept's specific words occurs in any abstract. A
-        # concept whose rarest word is absent but whose other words are there ("extracorporeal shockwave
-        # lithotripsy" vs "shock wave lithotripsy") is only listed as not covered.
-        unknown = [
-            c.text
-            for i, c in enumerate(concepts)
-            if i not in union and all(" " not in t and df.share(t) == 0 for t in c.terms)
-        ]
-        return [e for e in evidence if e.pmid in best], Coverage(concepts, covered), unknown
+        # concept whose rarest word is absent but whose other words are there ("hereditary transthyretin
+        # V30M amyloidosis" vs "Val30Met") is only listed as not covered.
+        unknown = [c.text for i, c in enumerate(concepts) if i not in union and never_indexed(c, df)]
+        return [e for e in evidence if e.pmid in best], Coverage(concepts, covered), unknown, readings
 
     def _judge_relevance(self, question: str, evidence: list[Evidence]) -> tuple[list[Evidence], str]:
         """The LLM judge vetoes top evidence sentences it finds irrelevant (P(relevant) < agent.judge_veto).

@@ -31,6 +31,7 @@ class AgentState(TypedDict, total=False):
     evidence: list[Evidence]  # chosen evidence sentences, best first
     not_covered: list[str]  # key concepts of the question that no evidence abstract mentions
     unknown_concepts: list[str]  # ... of them, those no indexed abstract mentions: the agent abstains
+    readings: list[str]  # how question words no indexed abstract has were read in the evidence
     sufficient: bool | None  # the evidence cleared the relevance bars (before the coverage filter)
     question_type: QuestionType
     verdict: Verdict | None  # yes/no questions only
@@ -59,6 +60,7 @@ def fresh_turn(question: str, mode: str) -> AgentState:
         evidence=[],
         not_covered=[],
         unknown_concepts=[],
+        readings=[],
         sufficient=None,
         verdict=None,
         verdict_probability=None,

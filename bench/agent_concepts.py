@@ -51,6 +51,7 @@ from biocite.agent.coverage import (  # noqa: E402
     asked_outcome,
     covers,
     key_concepts,
+    never_indexed,
 )
 from biocite.index.build import open_index  # noqa: E402
 from biocite.index.store import DocStore  # noqa: E402
@@ -132,8 +133,7 @@ def figures(
 
 def unseen(question: str, df: DocumentFrequencies, key_bar: float) -> list[Concept]:
     """The question's concepts none of whose specific words the index has ever seen."""
-    concepts = key_concepts(question, df, key_bar)
-    return [c for c in concepts if all(" " not in t and not df.counts.get(t, 0) for t in c.terms)]
+    return [c for c in key_concepts(question, df, key_bar) if never_indexed(c, df)]
 
 
 def unseen_read(questions: list[Question], corpus: Corpus, key_bar: float) -> tuple[int, int, int]:
