@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from biocite.records import Document, Evidence, SearchHit, Sentence, Span
+from biocite.sentences import is_metadata, section_label
 from biocite.tokenize import tokenize
 
 
@@ -212,7 +213,8 @@ def select_evidence(
     a finding of the abstract that matches the whole question comes before one of an abstract that shares
     a word with it (an aspirin-and-melanoma sentence for an aspirin-and-cardiovascular question).
 
-    Nothing below the relevance bar is kept, so the sufficiency check sees thin evidence as thin.
+    Nothing below the relevance bar is kept, so the sufficiency check sees thin evidence as thin, and no
+    metadata sentence (trial registration, funding, keyword lists: `biocite.sentences.is_metadata`).
     """
     terms = content_terms(question)
     chosen: list[tuple[ScoredSentence, Document]] = []
@@ -227,7 +229,10 @@ def select_evidence(
         for item in scored:
             item.retrieval = retrieval
         scored.sort(key=lambda s: s.rank(answer_weight), reverse=True)
-        eligible = [s for s in scored if s.relevance >= min_relevance]
+        eligible = [
+            s for s in scored
+            if s.relevance >= min_relevance and not is_metadata(s.sentence.text, section_label(doc, s.sentence))
+        ]  # fmt: skip
         chosen.extend((s, doc) for s in covering_picks(eligible, terms, per_doc))
     chosen.sort(key=lambda item: item[0].rank(answer_weight, retrieval_weight), reverse=True)
     kept: list[Evidence] = []

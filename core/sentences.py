@@ -131,3 +131,46 @@ def split_text(text: str) -> list[str]:
         if line:
             out.extend(s.strip() for s in segmenter.segment(line) if s.strip())
     return out
+
+
+# An abstract's metadata, not its content: trial registration, funding and disclosures, keyword / MeSH lists,
+# level of evidence, copyright. Such a sentence names the topic's words ("Medical Subject Headings (MeSH):
+# mammography screening, telephone counseling, ...") but reports nothing, so it is never evidence.
+_METADATA_SECTION = re.compile(
+    r"REGIST|FUNDING|SOURCES? OF SUPPORT|^SUPPORT$|DISCLOSURE|CONFLICTS? OF INTEREST|COMPETING|KEY ?WORDS|"
+    r"INDEX TERMS|\bMESH\b|LEVEL OF EVIDENCE|COPYRIGHT|ACKNOWLEDG",
+    re.IGNORECASE,
+)
+_METADATA_LEAD = re.compile(
+    r"\W*(?:key ?words?|index terms|mesh(?: terms| headings)?|medical subject headings|"
+    r"clinical ?trials?\.gov|prospero|funding|sources? of (?:funding|support)|financial disclosures?|"
+    r"disclosures?|conflicts? of interests?|competing interests?|level of evidence|acknowledge?ments?)"
+    r"\b[^:.;]{0,30}:"  # a label and its colon: "Disclosure rates were low (12%)." is a finding
+    r"|\W*(?:clinical )?trials? regist|\W*registration(?: numbers?| identifiers?)?\s*:"
+    r"|\W*(?:copyright|©|\(c\)\s*(?:19|20)\d\d)",
+    re.IGNORECASE,
+)
+_REGISTRY_ID = re.compile(r"\b(?:NCT\d{8}|ISRCTN\d{6,}|ACTRN\d{10,}|ChiCTR[-\w]+|CRD\d{8,}|UMIN\d{6,})\b")
+_REGISTERED = re.compile(r"\bregist(?:er|ry|ration)", re.IGNORECASE)
+MAX_WORDS_BEFORE_REGISTRATION = 14
+
+
+def is_metadata(text: str, section_label: str | None = None) -> bool:
+    """Whether a sentence is an abstract's metadata (see above), by its section's label or its own words."""
+    if section_label and _METADATA_SECTION.search(section_label):
+        return True
+    if _METADATA_LEAD.match(text) or "all rights reserved" in text.lower():
+        return True
+    registered = _REGISTERED.search(text)
+    # "This trial is registered with ClinicalTrials.gov, NCT02332668", not a finding glued to a registration
+    # by a missing space ("... durable responses in UM.Trial registration: NCT02697630")
+    lead_words = len(text[: registered.start()].split()) if registered else 0
+    return bool(registered and _REGISTRY_ID.search(text) and lead_words <= MAX_WORDS_BEFORE_REGISTRATION)
+
+
+def section_label(doc: Document, sentence: Sentence) -> str | None:
+    """The label of the section of `doc` that holds `sentence`, if any."""
+    for section in doc.sections:
+        if section.start <= sentence.start < section.end:
+            return section.label
+    return None

@@ -169,7 +169,8 @@ def run_cli(settings: Settings, *args: str) -> subprocess.CompletedProcess:
 
 def test_cli_reads_a_run_together_word_as_the_evidence_writes_it(setup) -> None:
     """No indexed abstract has "firstline"; the source abstract writes "first-line": the installed `biocite
-    ask` reads it so, says so, and answers (it abstained on such words before)."""
+    ask` reads it so, says so, and answers (it abstained on such words before), without quoting the
+    abstract's MeSH line (it did before)."""
     settings, _ = setup
     question = "Is telephone counseling a firstline intervention for mammography screening?"
     done = run_cli(settings, "ask", question, "--json", "--mode", "extractive")
@@ -180,6 +181,9 @@ def test_cli_reads_a_run_together_word_as_the_evidence_writes_it(setup) -> None:
     readable = run_cli(settings, "ask", question, "--mode", "extractive")
     assert readable.returncode == 0 and "read 'firstline' as 'first line'" in readable.stdout
     assert "10808977" in {c.pmid for s in answer.sentences for c in s.citations}
+    # the source abstract ends with its keyword line, which names every word of the question: never quoted
+    quotes = [e.span.text for s in answer.sentences for c in s.citations for e in c.evidence]
+    assert quotes and not any(q.startswith("Medical Subject Headings") for q in quotes), quotes
 
 
 def test_cli_ask_json_and_clear_errors(setup) -> None:

@@ -21,7 +21,7 @@ from biocite.agent.extractive import extractive_sentences
 from biocite.agent.graph import Agent, expand_query, make_checkpointer
 from biocite.citations import DraftSentence, count_words, drop_repeats, nothing_more_fits, parse_generation
 from biocite.errors import InputError
-from biocite.records import Document, SearchHit, Sentence
+from biocite.records import Document, SearchHit, Section, Sentence
 
 
 def test_parse_generation_reads_marker_styles_and_moves_trailing_markers() -> None:
@@ -105,6 +105,26 @@ def test_select_evidence_thresholds_and_dedup() -> None:
     assert all(e.relevance >= 0.3 for e in evidence)
     assert evidence == sorted(evidence, key=lambda e: -e.relevance)
     assert {e.pmid for e in evidence} <= {"111", "444", "555"}
+
+
+def test_select_evidence_never_quotes_an_abstracts_metadata() -> None:
+    """A keyword line names the question's words ("Medical Subject Headings (MeSH): ...") and was quoted as
+    evidence; it and a FUNDING section are never chosen, however relevant they look."""
+    abstract = (
+        "Telephone counseling raised mammography screening adherence. "
+        "Medical Subject Headings (MeSH): mammography screening, telephone counseling. "
+        "Telephone counseling for mammography screening was funded by a grant."
+    )
+    funding = abstract.index("Telephone counseling for")
+    doc = Document(
+        pmid="9", abstract=abstract, sections=[Section(label="FUNDING", start=funding, end=len(abstract))]
+    )
+    from biocite.sentences import split_sentences as split_abstract
+
+    evidence = select_evidence("telephone counseling mammography screening", {"9": doc},
+                               {"9": split_abstract(doc)}, VectorCache(HashEmbedder()), per_doc=3,
+                               min_relevance=0.0)  # fmt: skip
+    assert [e.span.text for e in evidence] == ["Telephone counseling raised mammography screening adherence."]
 
 
 def test_a_full_vector_cache_starts_again_without_losing_a_text_it_was_asked_for() -> None:

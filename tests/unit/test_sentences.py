@@ -8,7 +8,7 @@ import pytest
 
 from biocite.index.readers import read_documents
 from biocite.records import Document, Section, Sentence
-from biocite.sentences import split_sentences
+from biocite.sentences import is_metadata, section_label, split_sentences
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
@@ -153,3 +153,46 @@ def test_offsets_round_trip_on_every_corpus_abstract(corpus: list[Document]) -> 
         )
         total += len(sentences)
     assert total > 8 * len(corpus)  # abstracts average ~9-10 sentences; a splitter that gives up fails here
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Medical Subject Headings (MeSH): mammography screening, telephone counseling, barriers.",
+        "TRIAL REGISTRATION: ClinicalTrials.gov Identifier: NCT02222610.",
+        "Trial registration no.",
+        "This trial is registered with ClinicalTrials.gov, number NCT01682083, and is ongoing.",
+        "FUNDING: Merck Sharp & Dohme, a subsidiary of Merck & Co.",
+        "LEVEL OF EVIDENCE: I",
+        "(c) 2007 Wiley-Liss, Inc.",
+        "Keywords: asthma; budesonide; formoterol.",
+    ],
+)
+def test_an_abstracts_metadata_is_recognised(text: str) -> None:
+    assert is_metadata(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Disclosure rates were low (12%).",
+        "Funding sources were mostly public (60%) and did not predict outcome.",
+        "Registration of births improved: 90% of births were registered.",
+        # a finding glued to its registration by a missing space keeps its finding
+        "In conclusion, HDAC inhibition and anti-PD1 immunotherapy results in durable responses in a subset of "
+        "patients with metastatic UM.Trial registration ClinicalTrials.gov registration number: NCT02697630.",
+        "Budesonide-formoterol reduced severe exacerbations by 64% (rate ratio 0.36).",
+    ],
+)
+def test_findings_are_not_metadata(text: str) -> None:
+    assert not is_metadata(text)
+
+
+def test_a_metadata_section_makes_its_sentences_metadata() -> None:
+    abstract = "Aspirin lowered stroke risk. Sponsored by the national fund."
+    doc = Document(pmid="1", abstract=abstract, sections=[Section(label="RESULTS", start=0, end=28),
+                                                           Section(label="FUNDING", start=29, end=len(abstract))])  # fmt: skip
+    labels = [section_label(doc, s) for s in split_sentences(doc)]
+    assert labels == ["RESULTS", "FUNDING"]
+    assert [is_metadata(s.text, label) for s, label in zip(split_sentences(doc), labels, strict=True)] == [
+        False, True]  # fmt: skip
