@@ -29,6 +29,10 @@ made the agent abstain on answerable questions (9 of 300 TRAIN questions have a 
 Drug-name endings (-ine, -ide, -ate, -mab) are not derivational endings here: a new drug is never read as
 an old one.
 
+Words of conversation ("okay", "anything", "someone", "doesnt", "yesterday") are never part of a concept:
+patients' questions are written as they speak, and such words, rare in abstracts, passed the rarity bar
+(50 of the 296 K-QA and BioGen questions had one; bench/agent_concepts.py lists them).
+
 British and American spellings of a term cover each other ("oesophageal" / "esophageal", "anaemia" /
 "anemia", "tumour" / "tumor", "randomised" / "randomized"): expert questions are mostly written in one,
 abstracts in both, and the rarest-term rule would otherwise drop an abstract on the asked disease for its
@@ -65,6 +69,21 @@ GENERIC = frozenset(
         affecting causing preventing necessary true false new old current recent well best appropriate
         indicated indication warranted justified worth feasible acceptable alternative option options
         role associated related different same similar significant significantly relevant value future due""",
+        stem=True,
+    )
+)
+# Words of conversation, not of the asked entity: patients' questions (K-QA, BioGen) are written as they speak,
+# and these words, rare in abstracts, passed the rarity bar as key concepts ("not covered: 'okay'",
+# "'someone'", "'timeframe'"), so the agent abstained on them. Contractions are as the tokenizer writes them.
+CONVERSATIONAL = frozenset(
+    tokenize(
+        """thing things something anything everything nothing someone somebody anyone anybody everyone
+        everybody stuff ok okay alright maybe pretty bit lot lots kind sort anyway really just still though
+        dont doesnt didnt isnt arent wasnt werent wont wouldnt cant couldnt shouldnt havent hasnt ive im
+        id youd youre youve theyre thats whats tell told say said think thought believe wonder wondering
+        guess ask asked asking mean means meaning go going gone got getting rid throw trouble
+        today tonight tomorrow yesterday meantime timeframe ago wife husband son daughter mom dad kid kids
+        friend boyfriend girlfriend""",
         stem=True,
     )
 )
@@ -200,7 +219,7 @@ def _chunks(question: str) -> list[tuple[list[str], bool]]:
         if low.isdigit():  # numbers are not concepts ("fourteen years" is not one either, but is rare)
             continue
         stem = _stem(low)
-        if low in STOPWORDS or stem is None or stem in GENERIC or stem in VERBS:
+        if low in STOPWORDS or stem is None or stem in GENERIC or stem in VERBS or stem in CONVERSATIONAL:
             after_verb = (after_verb and not words) or stem in OUTCOME_VERBS
             chunks.append(([], after_verb))
             continue

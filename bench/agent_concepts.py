@@ -24,6 +24,9 @@ seed 13, 60 % train / 40 % held out), the same split as bench/agent_answers.py.
   with reading a word as the evidence writes it ("shockwave": "shock wave", agent/coverage.py); and, for
   every concept of the unanswerable sets the index never saw, whether ANY indexed abstract writes it
   otherwise (it must not: that would answer a question about a new drug with an old one).
+- conversational words: the concepts that words of conversation ("okay", "anything", "someone") made in
+  the expert questions (K-QA and BioGen 2024/2025 topics), and how many PubMedQA and unanswerable questions
+  change, with and without `coverage.CONVERSATIONAL`.
 - spellings: the groups of index terms that British -> American spelling merges (printed, to be read: a
   merge of two different words would be a defect), and for the expert questions (K-QA and BioGen
   2024/2025 topics) each concept whose required (rarest) term the index has in both spellings, with how many
@@ -39,9 +42,11 @@ import dataclasses
 import json
 import os
 from pathlib import Path
+from unittest import mock
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from biocite.agent import coverage  # noqa: E402
 from biocite.agent.coverage import (  # noqa: E402
     GENERIC,
     Concept,
@@ -143,19 +148,47 @@ def unseen_read(questions: list[Question], corpus: Corpus, key_bar: float) -> tu
     return len(found), before, sum(covers(c, t) for c, t in found)
 
 
-def unanswerable_read(corpus: Corpus, key_bar: float) -> tuple[int, int]:
-    """(unseen concepts of the unanswerable sets, those some indexed abstract would read as its own word)."""
-    questions = [
+def unanswerable_questions() -> list[str]:
+    return [
         item["question"]
         for name in ("agent_unanswerable", "agent_unanswerable_swapped", "agent_unanswerable_outcomes")
         for item in json.loads(Path(__file__).with_name(f"{name}.json").read_text())["questions"]
     ]
-    concepts = [c for q in questions for c in unseen(q, corpus.df, key_bar)]
+
+
+def unanswerable_read(corpus: Corpus, key_bar: float) -> tuple[int, int]:
+    """(unseen concepts of the unanswerable sets, those some indexed abstract would read as its own word)."""
+    concepts = [c for q in unanswerable_questions() for c in unseen(q, corpus.df, key_bar)]
     # a typo's respelling ("lightning" -> "lightening") is left out: it is only read when the question's
     # own evidence has it (tests/unit/test_answering.py); a word written otherwise is read the same way
     read = [c.text for c in concepts if any(t.variant(w) for w in c.unseen for t in corpus.terms.values())]
     print(f"  written otherwise in some indexed abstract: {read}")
     return len(concepts), len(read)
+
+
+def expert_questions() -> list[str]:
+    questions = [q.question for q in load_kqa()]
+    return questions + [t.question for spec in ("biogen2024", "biogen2025") for t in load_topics(spec).topics]
+
+
+def conversational_report(corpus: Corpus, key_bar: float, outcome_bar: float, others: list[str]) -> None:
+    """The concepts that words of conversation ("okay", "anything", "someone") made before they were left out
+    of concepts (agent/coverage.py CONVERSATIONAL), for the expert questions and for `others`."""
+
+    def concepts(questions: list[str]) -> list[list[str]]:
+        return [[c.text for c in key_concepts(q, corpus.df, key_bar, outcome_bar)] for q in questions]
+
+    experts = expert_questions()
+    after, others_after = concepts(experts), concepts(others)
+    with mock.patch.object(coverage, "CONVERSATIONAL", frozenset()):
+        before, others_before = concepts(experts), concepts(others)
+    changed = [(q, b, a) for q, b, a in zip(experts, before, after, strict=True) if b != a]
+    n_others = sum(b != a for b, a in zip(others_before, others_after, strict=True))
+    print(f"conversational words: {len(changed)} of {len(experts)} expert questions change, concepts "
+          f"{sum(map(len, before))} -> {sum(map(len, after))}; PubMedQA + unanswerable questions changed: "
+          f"{n_others} of {len(others)}")  # fmt: skip
+    for question, b, a in changed:
+        print(f"  {question[:60]!r}: {b} -> {a}")
 
 
 def spelling_report(corpus: Corpus, key_bar: float, outcome_bar: float) -> None:
@@ -165,8 +198,7 @@ def spelling_report(corpus: Corpus, key_bar: float, outcome_bar: float) -> None:
         groups.setdefault(american_spelling(term), set()).add(term)
     merged = sorted("/".join(sorted(g)) for g in groups.values() if len(g) > 1)
     print(f"spellings: {len(merged)} groups of index terms merged: {' '.join(merged)}")
-    questions = [q.question for q in load_kqa()]
-    questions += [t.question for spec in ("biogen2024", "biogen2025") for t in load_topics(spec).topics]
+    questions = expert_questions()
     print(f"expert questions (K-QA, BioGen 2024/2025): {len(questions)}")
     for question in questions:
         for c in key_concepts(question, corpus.df, key_bar, outcome_bar):
@@ -208,6 +240,8 @@ def main() -> None:
             f"({after} reading words as the abstract writes them)"
         )
     spelling_report(corpus, key_bar, settings.agent.max_outcome_df)
+    pubmedqa = [q.question for q in train + held_out]
+    conversational_report(corpus, key_bar, settings.agent.max_outcome_df, pubmedqa + unanswerable_questions())
     n, read = unanswerable_read(corpus, key_bar)
     print(f"unanswerable sets: {n} concepts with no word the index saw; {read} written otherwise anywhere")
     if args.write:

@@ -97,6 +97,22 @@ def test_an_abbreviation_is_covered_by_its_spelt_out_form() -> None:
     assert not covers(concept, _doc("", "Women in a hospital were randomised."))
 
 
+@pytest.mark.parametrize(
+    ("question", "concepts"),
+    [
+        ("is it okay to take imodium long term?", ["imodium long term"]),
+        ("Is Valtrex the same thing as valacyclovir?", ["Valtrex", "valacyclovir"]),
+        ("Is there anything youd recommend for the throat pain", ["recommend", "throat pain"]),
+        ("how does someone with familial hypercholesterolemia differ?", ["familial hypercholesterolemia"]),
+        ("So ringworm doesnt itch?", ["ringworm", "itch"]),
+    ],
+)
+def test_words_of_conversation_are_never_key_concepts(question: str, concepts: list[str]) -> None:
+    """Patients write as they speak; "okay", "thing", "anything", "someone", "doesnt" are rare in abstracts
+    (here every word is in none) but name nothing the evidence must cover."""
+    assert [c.text for c in key_concepts(question, _df("x"), 0.03)] == concepts
+
+
 def test_absent_entity_is_always_a_key_concept() -> None:
     concepts = key_concepts(
         "Does tirzepatide reduce asthma exacerbations?", _df("asthma exacerbations"), 0.03
