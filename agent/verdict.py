@@ -1,7 +1,9 @@
 """The bottom line (issue 12): question type, and for yes/no questions a verdict with a probability.
 
-`question_type` is a rule on the question's template (an auxiliary verb opening the question or one of its
-clauses -> yes/no; which/what ... are -> list; what/who/when/where/which -> factoid; else open).
+`question_type` is a rule on the question's template, read in its first clause that opens with an auxiliary
+verb (yes/no) or a question word (which/what ... are -> list; what/who/when/where/which/how long -> factoid;
+how/why, and requests such as "Can you suggest ..." -> open), after spoken fillers ("Also", "Ok,") are cut;
+a title-like question without either ("X: a single syndrome?") is yes/no (bench/question_types.py).
 
 `VerdictModel` is a trained multinomial logistic regression over features of the answer-bearing evidence
 (the top 3 sentences by P(answer-bearing), `agent/findings.py`), so it works in extractive mode too:
@@ -67,22 +69,52 @@ _AUX = r"(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|had
 _YES_NO = re.compile(rf"^\s*(?:[^?:]*?:\s*)?{_AUX}\b", re.IGNORECASE)
 _LIST = re.compile(
     r"^\s*(?:which|what)\s+(?:\w+\s+){0,3}(?:are|were)\b|^\s*(?:list|name)\b"
-    r"|^\s*(?:which|what)\s+(?!is\b|was\b|does\b|has\b)(?:\w+\s+){0,2}?\w+s\s",  # "which drugs ..."
+    r"|^\s*(?:which|what)\s+(?!(?:is|was|does|has|happens|means|helps|works|makes|seems)\b)"
+    r"(?:\w+\s+){0,2}?\w{2,}s\s",  # "which drugs ..."
     re.IGNORECASE,
 )
-_FACTOID = re.compile(r"^\s*(?:what|which|who|whom|when|where|how (?:many|much|long|often))\b", re.IGNORECASE)
+_FACTOID = re.compile(
+    r"^\s*(?:for\s+)?(?:what|what's|whats|which|who|whom|when|where|how (?:many|much|long|often|soon))\b",
+    re.IGNORECASE,
+)
+_OPEN = re.compile(
+    r"^\s*(?:how(?!\s+(?:many|much|long|often|soon)\b)|why)\b|^\s*(?:any|some)\s+(?:thoughts|advice|suggestions?|recommendations?|ideas|tips)\b"
+    r"|^\s*(?:anything|something)\b"
+    r"|^\s*(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:suggest|recommend|provide|tell|explain|describe|"
+    r"give|prescribe|shed|help)\b",  # a request, not a yes/no question: "Can you suggest something for ...?"
+    re.IGNORECASE,
+)
+# Words that open a spoken question without being part of it: "Also what is ...", "Ok, how often?"
+_FILLER = re.compile(
+    r"^(?:(?:and|also|but|so|ok|okay|alright|oh|no|yes|well|then|now|or|hi|hello|hmm|um|in any case|"
+    r"(?:one|a) (?:last|more|quick|other) question|i have (?:a|one) (?:more )?question|question)\b[\s,:;.\-–]*)+",
+    re.IGNORECASE,
+)
+# Sentences and clauses: after . ? ! (also "pilaris.Are" without a space) and at , ; :
+_CLAUSE_BREAK = re.compile(r"(?<=[?.!])\s+|\.(?=[A-Z])|[,;:]\s+")
+
+
+def _clauses(question: str) -> list[str]:
+    """The question, then each of its sentences and clauses, with spoken fillers cut from their start."""
+    parts = [question, *_CLAUSE_BREAK.split(question)[1:]]
+    return [c for c in (_FILLER.sub("", part.strip()) for part in parts) if c]
 
 
 def question_type(question: str) -> QuestionType:
+    """The type of the question's first clause (the whole question first) that opens with an auxiliary verb
+    (yes/no, unless a request: "Can you suggest ...") or a question word (list / factoid / open); else yes/no
+    for a title-like question ("Chronic functional somatic symptoms: a single syndrome?"), open otherwise."""
     text = question.strip()
-    clauses = [text, *[c for c in re.split(r"[:;.]\s+", text)[1:] if c]]
-    if any(_YES_NO.match(c) for c in clauses):
-        return "yes/no"
-    if _LIST.match(text):
-        return "list"
-    if _FACTOID.match(text):
-        return "factoid"
-    if text.endswith("?") and not re.match(r"^\s*(?:how|why)\b", text, re.IGNORECASE):
+    for clause in _clauses(text):
+        if _OPEN.match(clause):
+            return "open"
+        if _YES_NO.match(clause):
+            return "yes/no"
+        if _LIST.match(clause):
+            return "list"
+        if _FACTOID.match(clause):
+            return "factoid"
+    if text.endswith("?"):
         return "yes/no"  # PubMedQA-style titles: "Young-Burgess classification: does it predict ...?"
     return "open"
 

@@ -51,6 +51,16 @@ from tests.unit.agent_fakes import ABSTRACTS, FakeDocs, FakeRetriever, agent_set
         ("Which drugs prevent motion sickness?", "list"),
         ("What is the median survival after diagnosis of CJD?", "factoid"),
         ("How does aspirin prevent stroke", "open"),
+        # patients' questions: fillers, a context sentence first, requests, "whats"
+        ("Also what is the oral option to get rid of scabies?", "factoid"),
+        ("I am flying to Brazil next month. What vaccination should I take?", "factoid"),
+        ("Ok I will do the blood pressure checks, how often?", "factoid"),
+        ("Can you suggest something natural that could help with anxiety?", "open"),
+        ("Any thoughts on a mild muscle relaxant?", "open"),
+        ("Whats a cluster headache?", "factoid"),
+        ("For how long after cataract surgery do I keep using eye drops?", "factoid"),
+        ("Can you be diagnosed with shingles more than once?", "yes/no"),
+        ("In any case, is abreva still good to use for cold sore treatment?", "yes/no"),
     ],
 )
 def test_question_type(question: str, kind: str) -> None:
