@@ -129,6 +129,9 @@ class ScoredSentence:
         return (1.0 - retrieval_weight) * own + retrieval_weight * self.retrieval
 
 
+# P(answer-bearing) at which a sentence reports a finding: the findings model's own decision boundary
+ANSWER_BEARING = 0.5
+
 # (question, sentences, sentences in each one's abstract) -> P(answer-bearing) per sentence
 AnswerScorer = Callable[[str, list[Sentence], list[int]], np.ndarray]
 
@@ -180,7 +183,7 @@ def covering_picks(ranked: list[ScoredSentence], question_terms: set[str], k: in
     while rest and len(picks) < k:
         gain = [
             len((question_terms & content_terms(s.sentence.text)) - covered)
-            if picks and s.answer is not None and s.answer >= 0.5
+            if picks and s.answer is not None and s.answer >= ANSWER_BEARING
             else 0
             for s in rest
         ]

@@ -78,7 +78,8 @@ _FACTOID = re.compile(
     re.IGNORECASE,
 )
 _OPEN = re.compile(
-    r"^\s*(?:how(?!\s+(?:many|much|long|often|soon)\b)|why)\b|^\s*(?:any|some)\s+(?:thoughts|advice|suggestions?|recommendations?|ideas|tips)\b"
+    r"^\s*(?:how(?!\s+(?:many|much|long|often|soon)\b)|why)\b"
+    r"|^\s*(?:any|some)\s+(?:thoughts|advice|suggestions?|recommendations?|ideas|tips)\b"
     r"|^\s*(?:anything|something)\b"
     r"|^\s*(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:suggest|recommend|provide|tell|explain|describe|"
     r"give|prescribe|shed|help)\b",  # a request, not a yes/no question: "Can you suggest something for ...?"
@@ -87,7 +88,8 @@ _OPEN = re.compile(
 # Words that open a spoken question without being part of it: "Also what is ...", "Ok, how often?"
 _FILLER = re.compile(
     r"^(?:(?:and|also|but|so|ok|okay|alright|oh|no|yes|well|then|now|or|hi|hello|hmm|um|in any case|"
-    r"(?:one|a) (?:last|more|quick|other) question|i have (?:a|one) (?:more )?question|question)\b[\s,:;.\-–]*)+",
+    r"(?:one|a) (?:last|more|quick|other) question|i have (?:a|one) (?:more )?question|question)\b(?!-\w)"
+    r"[\s,:;.\-–]*)+",  # not the first part of a hyphenated word: "Well-being"
     re.IGNORECASE,
 )
 # Sentences and clauses: after . ? ! (also "pilaris.Are" without a space) and at , ; :

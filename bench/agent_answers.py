@@ -19,6 +19,8 @@ Prints, per mode:
   CONCLUSIONS-labelled section; "results or conclusions" adds sentences of RESULTS-labelled sections and,
   in PubMedQA source abstracts (unlabelled), sentences before the conclusions that report a statistic
   (p-value, CI, ratio or percentage);
+- extractive mode: quoted sentences per answer, and of the quotes of the question's own source abstract the
+  share in its conclusions / results or conclusions (how much of an answer reports findings);
 - generate mode: numbers of generated sentences found in their cited evidence, and sentences that copy one
   evidence sentence while citing another abstract (each sentence checked against every evidence sentence
   of its answer);
@@ -106,6 +108,23 @@ def part_of(agent: Agent, answer: Answer, long_answers: dict[str, str]) -> tuple
     return conclusions, conclusions or results
 
 
+def source_quotes(results: list[tuple[str, Answer, float]], long_answers: dict[str, str]) -> dict:
+    """Extractive answers: quoted sentences per answer, and of the quotes of the question's own source
+    abstract, the share in its conclusions (overlapping the long answer) and in results or conclusions."""
+    answered = [(pmid, a) for pmid, a, _ in results if not a.abstained]
+    quotes = [(pmid, s) for pmid, a in answered for s in a.sentences if s.kind != "bottom_line"]
+    own = [(pmid, s.citations[0].evidence[0].span.text) for pmid, s in quotes
+           if s.citations and s.citations[0].pmid == pmid and s.citations[0].evidence]  # fmt: skip
+    in_conclusions = [overlaps_long_answer(text, long_answers[pmid]) for pmid, text in own]
+    in_results = [c or bool(_STATISTIC.search(t)) for c, (_, t) in zip(in_conclusions, own, strict=True)]
+    return {
+        "quoted_sentences_per_answer": round(len(quotes) / max(len(answered), 1), 2),
+        "source_quotes": len(own),
+        "source_quotes_in_conclusions": round(sum(in_conclusions) / max(len(own), 1), 3),
+        "source_quotes_in_results_or_conclusions": round(sum(in_results) / max(len(own), 1), 3),
+    }
+
+
 def f1_macro(gold: list[str], predicted: list[str], labels: list[str]) -> float:
     scores = []
     for label in labels:
@@ -164,6 +183,8 @@ def evaluate(
         "median_seconds": round(statistics.median(s for _, _, s in results), 2),
         **verdict_calibration(answers, golds),
     }
+    if mode == "extractive":
+        figures |= source_quotes(results, conclusions)
     if mode == "generate":
         figures["synthesis"] = audit([a for a in answers if not a.abstained])
         figures["fell_back_to_extractive"] = sum(a.mode == "extractive" for a in answers if not a.abstained)

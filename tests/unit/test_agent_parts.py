@@ -21,7 +21,7 @@ from biocite.agent.extractive import extractive_sentences
 from biocite.agent.graph import Agent, expand_query, make_checkpointer
 from biocite.citations import DraftSentence, count_words, drop_repeats, nothing_more_fits, parse_generation
 from biocite.errors import InputError
-from biocite.records import Document, SearchHit, Section, Sentence
+from biocite.records import Document, Evidence, SearchHit, Section, Sentence, Span
 
 
 def test_parse_generation_reads_marker_styles_and_moves_trailing_markers() -> None:
@@ -183,6 +183,23 @@ def test_extractive_sentences_respect_limits() -> None:
     assert 1 <= len(out) <= 2
     assert sum(count_words(s.text) for s in out) <= 30
     assert all(s.citations[0].evidence[0].span.text == s.text for s in out)
+
+
+def test_extractive_answers_quote_findings_when_there_are_some() -> None:
+    """A methods sentence ("Patients with glaucoma were included.", P(answer-bearing) 0.27) was quoted after
+    the findings; it is left out while a finding is there to quote, and kept when nothing else is."""
+
+    def item(index: int, text: str, answer: float) -> Evidence:
+        return Evidence(pmid="1", sentence_index=index, span=Span(start=0, end=len(text), text=text),
+                        relevance=0.6, answer=answer)  # fmt: skip
+
+    methods = item(0, "Patients with glaucoma were included.", 0.27)
+    finding = item(1, "Steroid treatment raised intraocular pressure.", 0.90)
+    aim = item(2, "We studied steroid-induced glaucoma.", 0.30)
+    quoted = extractive_sentences([methods, finding, aim], max_sentences=5, max_words=100)
+    assert [s.text for s in quoted] == [finding.span.text]
+    quoted = extractive_sentences([methods, aim], max_sentences=5, max_words=100)
+    assert [s.text for s in quoted] == [methods.span.text, aim.span.text]
 
 
 def test_expand_query_adds_title_terms_found_twice() -> None:
