@@ -33,10 +33,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from biocite import pubmedqa
-from biocite.agent.evidence import TextEncoder
+from biocite.agent.evidence import ANSWER_BEARING, TextEncoder
 from biocite.heads import LinearArtifact, LinearModel, choose_c
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
-from biocite.records import Document, Sentence
+from biocite.records import Document, Evidence, Sentence
 from biocite.settings import Settings
 
 ARTIFACT_VERSION = 2  # 2: C chosen by cross-validation on train; the saved layout is biocite.heads.LinearModel
@@ -88,6 +88,23 @@ def cue_features(text: str, index: int, count: int, cosine: float) -> list[float
 def feature_matrix(question_vector: np.ndarray, vectors: np.ndarray, cues: np.ndarray) -> np.ndarray:
     """[cues, sentence embedding, sentence * question] per row."""
     return np.hstack([cues, vectors, vectors * question_vector[None, :]]).astype(np.float32)
+
+
+def reports_finding(item: Evidence) -> bool:
+    """Whether an evidence sentence reports a finding: the findings model reads it as answer-bearing (or was
+    not asked), or it states a statistic (p-value, confidence interval, effect ratio). The model is taught
+    that a PubMedQA abstract's conclusions answer its question and its results do not, so it scores a
+    result with its effect size low; that result is what a clinician checks first."""
+    if item.answer is None or item.answer >= ANSWER_BEARING:
+        return True
+    return any(_CUES[name].search(item.span.text) for name in ("p_value", "interval", "ratio"))
+
+
+def findings_or_all(evidence: list[Evidence]) -> list[Evidence]:
+    """The evidence sentences that report a finding, in order; all of them when none does. What an answer
+    is written from: a sentence of background or methods ("Patients with glaucoma were included.") answers
+    nothing when findings are there."""
+    return [item for item in evidence if reports_finding(item)] or evidence
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from biocite.agent.evidence import (
     select_evidence,
 )
 from biocite.agent.extractive import extractive_sentences
-from biocite.agent.findings import FindingsModel, load_findings
+from biocite.agent.findings import FindingsModel, findings_or_all, load_findings
 from biocite.agent.prompting import load_prompt
 from biocite.agent.state import AgentState, Turn, fresh_turn
 from biocite.agent.synthesis import acceptable_query, polish
@@ -454,7 +454,7 @@ class Agent:
         return {"question_type": kind, "verdict": verdict, "verdict_probability": round(p, 4), "notes": notes}
 
     def generate(self, state: AgentState) -> AgentState:
-        evidence = state["evidence"][: self.config.max_evidence]
+        evidence = self._shown(state)
         listing = "\n".join(f"[{i}] {e.span.text}" for i, e in enumerate(evidence, start=1))
         messages = load_prompt("generate").messages(
             evidence=listing,
@@ -505,8 +505,14 @@ class Agent:
                 close()
         return "".join(chunks)
 
+    def _shown(self, state: AgentState) -> list[Evidence]:
+        """The evidence the generator is shown, numbered [1], [2], ... in its prompt and in its drafts'
+        citations: the sentences that report a finding (all when none does), best first, at most
+        `max_evidence`."""
+        return findings_or_all(state["evidence"])[: self.config.max_evidence]
+
     def verify(self, state: AgentState) -> AgentState:
-        evidence = state["evidence"][: self.config.max_evidence]
+        evidence = self._shown(state)
         notes = list(state.get("notes", []))
         counts = {"kept": 0, "re-cited": 0, "dropped": 0, "undetermined": 0}
         sentences = []
@@ -533,7 +539,7 @@ class Agent:
     def polish(self, state: AgentState) -> AgentState:
         """The synthesis checks on the verified sentences (numbers in evidence, copies, fragments)."""
         notes = list(state.get("notes", []))
-        evidence = state["evidence"][: self.config.max_evidence]
+        evidence = self._shown(state)
         sentences = polish(state.get("sentences", []), evidence, notes)
         if not sentences:
             notes.append("no generated sentence passed the synthesis checks; extractive fallback")

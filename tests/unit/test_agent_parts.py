@@ -187,7 +187,8 @@ def test_extractive_sentences_respect_limits() -> None:
 
 def test_extractive_answers_quote_findings_when_there_are_some() -> None:
     """A methods sentence ("Patients with glaucoma were included.", P(answer-bearing) 0.27) was quoted after
-    the findings; it is left out while a finding is there to quote, and kept when nothing else is."""
+    the findings; it is left out while a finding (or a result with a statistic) is there to quote, and kept
+    when nothing else is."""
 
     def item(index: int, text: str, answer: float) -> Evidence:
         return Evidence(pmid="1", sentence_index=index, span=Span(start=0, end=len(text), text=text),
@@ -200,6 +201,10 @@ def test_extractive_answers_quote_findings_when_there_are_some() -> None:
     assert [s.text for s in quoted] == [finding.span.text]
     quoted = extractive_sentences([methods, aim], max_sentences=5, max_words=100)
     assert [s.text for s in quoted] == [methods.span.text, aim.span.text]
+    # a result with its effect size is a finding, whatever the model (taught on conclusions) says of it
+    result = item(3, "Glaucoma was more frequent with steroids (OR 2.1, 95% CI 1.4 to 3.2).", 0.20)
+    quoted = extractive_sentences([methods, result, finding], max_sentences=5, max_words=100)
+    assert [s.text for s in quoted] == [result.span.text, finding.span.text]
 
 
 def test_expand_query_adds_title_terms_found_twice() -> None:
