@@ -132,7 +132,6 @@ class ScoredSentence:
 # P(answer-bearing) at which a sentence reports a finding: the findings model's own decision boundary
 ANSWER_BEARING = 0.5
 
-
 # (question, sentences, sentences in each one's abstract) -> P(answer-bearing) per sentence
 AnswerScorer = Callable[[str, list[Sentence], list[int]], np.ndarray]
 
