@@ -234,7 +234,7 @@ def select_evidence(
         scored.sort(key=lambda s: s.rank(answer_weight), reverse=True)
         eligible = [
             s for s in scored
-            if s.relevance >= min_relevance and not is_metadata(s.sentence.text, section_label(doc, s.sentence))
+            if s.relevance >= min_relevance and not is_metadata(s.sentence.text, section_label(doc, s.sentence.start))
         ]  # fmt: skip
         chosen.extend((s, doc) for s in covering_picks(eligible, terms, per_doc))
     chosen.sort(key=lambda item: item[0].rank(answer_weight, retrieval_weight), reverse=True)

@@ -37,6 +37,7 @@ from biocite.agent.evidence import ANSWER_BEARING, TextEncoder
 from biocite.heads import LinearArtifact, LinearModel, choose_c
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 from biocite.records import Document, Evidence, Sentence
+from biocite.sentences import section_label
 from biocite.settings import Settings
 
 ARTIFACT_VERSION = 2  # 2: C chosen by cross-validation on train; the saved layout is biocite.heads.LinearModel
@@ -192,7 +193,7 @@ def section_training(store: SentenceStore, exclude: set[str]) -> list[LabelledAb
         sentences = store.sentences(pmid)
         labels: list[int | None] = []
         for s in sentences:
-            label = next((x.label for x in doc.sections if x.start <= s.start < x.end), None) or ""
+            label = section_label(doc, s.start) or ""
             labels.append(
                 1 if _POSITIVE_LABELS.search(label) else 0 if _NEGATIVE_LABELS.search(label) else None
             )

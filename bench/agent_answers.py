@@ -57,6 +57,7 @@ from biocite.heads import top_label_calibration_error  # noqa: E402
 from biocite.index.hybrid import open_retriever  # noqa: E402
 from biocite.pubmedqa import load_questions, long_answers, read_items, split_questions  # noqa: E402
 from biocite.records import Answer  # noqa: E402
+from biocite.sentences import section_label  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 HERE = Path(__file__).parent
@@ -96,16 +97,20 @@ def part_of(agent: Agent, answer: Answer, long_answers: dict[str, str]) -> tuple
         return None
     citation = findings[0].citations[0]
     evidence = citation.evidence[0]
+    if citation.pmid in long_answers:
+        return source_part(evidence.span.text, long_answers[citation.pmid])
     doc = agent.retriever.documents.get(citation.pmid)
-    label = ""
-    if doc is not None:
-        label = next((x.label or "" for x in doc.sections if x.start <= evidence.span.start < x.end), "")
+    label = (section_label(doc, evidence.span.start) if doc is not None else None) or ""
     conclusions = bool(re.search(r"CONCLU|INTERPRET", label, re.I))
     results = bool(re.search(r"RESULT|FINDING", label, re.I))
-    if citation.pmid in long_answers:
-        conclusions = overlaps_long_answer(evidence.span.text, long_answers[citation.pmid])
-        results = bool(_STATISTIC.search(evidence.span.text))
     return conclusions, conclusions or results
+
+
+def source_part(text: str, long_answer: str) -> tuple[bool, bool]:
+    """(in conclusions, in results or conclusions) for a sentence of a PubMedQA source abstract (unlabelled):
+    conclusions = it overlaps the question's long answer; results = it reports a statistic."""
+    conclusions = overlaps_long_answer(text, long_answer)
+    return conclusions, conclusions or bool(_STATISTIC.search(text))
 
 
 def source_quotes(results: list[tuple[str, Answer, float]], long_answers: dict[str, str]) -> dict:
@@ -115,13 +120,12 @@ def source_quotes(results: list[tuple[str, Answer, float]], long_answers: dict[s
     quotes = [(pmid, s) for pmid, a in answered for s in a.sentences if s.kind != "bottom_line"]
     own = [(pmid, s.citations[0].evidence[0].span.text) for pmid, s in quotes
            if s.citations and s.citations[0].pmid == pmid and s.citations[0].evidence]  # fmt: skip
-    in_conclusions = [overlaps_long_answer(text, long_answers[pmid]) for pmid, text in own]
-    in_results = [c or bool(_STATISTIC.search(t)) for c, (_, t) in zip(in_conclusions, own, strict=True)]
+    parts = [source_part(text, long_answers[pmid]) for pmid, text in own]
     return {
         "quoted_sentences_per_answer": round(len(quotes) / max(len(answered), 1), 2),
         "source_quotes": len(own),
-        "source_quotes_in_conclusions": round(sum(in_conclusions) / max(len(own), 1), 3),
-        "source_quotes_in_results_or_conclusions": round(sum(in_results) / max(len(own), 1), 3),
+        "source_quotes_in_conclusions": round(sum(c for c, _ in parts) / max(len(own), 1), 3),
+        "source_quotes_in_results_or_conclusions": round(sum(r for _, r in parts) / max(len(own), 1), 3),
     }
 
 

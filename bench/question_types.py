@@ -19,10 +19,10 @@ from collections import Counter
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from agent_concepts import expert_questions  # noqa: E402
+
 from biocite.agent.verdict import question_type  # noqa: E402
-from biocite.kqa import load_questions as load_kqa  # noqa: E402
 from biocite.pubmedqa import load_questions  # noqa: E402
-from biocite.topics import load_topics  # noqa: E402
 
 
 def main() -> None:
@@ -31,8 +31,7 @@ def main() -> None:
     print(
         f"PubMedQA development questions typed yes/no: {yes_no} of {len(pubmedqa)} ({yes_no / len(pubmedqa):.3f})"
     )
-    experts = [q.question for q in load_kqa()]
-    experts += [t.question for spec in ("biogen2024", "biogen2025") for t in load_topics(spec).topics]
+    experts = expert_questions()
     types = [question_type(q) for q in experts]
     print(f"expert questions (K-QA, BioGen 2024/2025): {len(experts)}; {dict(Counter(types).most_common())}")
     for kind, question in sorted(zip(types, experts, strict=True)):

@@ -168,9 +168,6 @@ def is_metadata(text: str, section_label: str | None = None) -> bool:
     return bool(registered and _REGISTRY_ID.search(text) and lead_words <= MAX_WORDS_BEFORE_REGISTRATION)
 
 
-def section_label(doc: Document, sentence: Sentence) -> str | None:
-    """The label of the section of `doc` that holds `sentence`, if any."""
-    for section in doc.sections:
-        if section.start <= sentence.start < section.end:
-            return section.label
-    return None
+def section_label(doc: Document, start: int) -> str | None:
+    """The label of the section of `doc` that holds the character offset `start` of its abstract, if any."""
+    return next((s.label for s in doc.sections if s.start <= start < s.end), None)

@@ -192,7 +192,7 @@ def test_a_metadata_section_makes_its_sentences_metadata() -> None:
     abstract = "Aspirin lowered stroke risk. Sponsored by the national fund."
     doc = Document(pmid="1", abstract=abstract, sections=[Section(label="RESULTS", start=0, end=28),
                                                            Section(label="FUNDING", start=29, end=len(abstract))])  # fmt: skip
-    labels = [section_label(doc, s) for s in split_sentences(doc)]
+    labels = [section_label(doc, s.start) for s in split_sentences(doc)]
     assert labels == ["RESULTS", "FUNDING"]
     assert [is_metadata(s.text, label) for s, label in zip(split_sentences(doc), labels, strict=True)] == [
         False, True]  # fmt: skip
