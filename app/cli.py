@@ -335,12 +335,14 @@ def ask(
     trace: Annotated[bool, typer.Option("--trace", help="Also print the agent's notes.")] = False,
 ) -> None:
     """Answer one question: sentences citing PMIDs, the evidence quoted under each, PubMed links."""
+    from biocite.agent.checks import check_question
     from biocite.agent.graph import Agent
     from biocite.agent.render import render_answer
     from biocite.index.hybrid import open_retriever
 
     question = _text_arg(question, "question")
     settings = _settings(preset, overrides)
+    check_question(question, settings.agent.max_question_chars)  # refused before the index and models load
     agent = Agent(settings, retriever=open_retriever(settings))
     if json_out:
         console.print_json(agent.ask(question, mode=mode).model_dump_json())

@@ -142,9 +142,11 @@ def test_offsets_round_trip_on_corpus_sample(corpus: list[Document]) -> None:
 
 
 @pytest.mark.slow
-def test_offsets_round_trip_on_every_corpus_abstract(corpus: list[Document]) -> None:
+def test_offsets_round_trip_on_a_spread_of_corpus_abstracts(corpus: list[Document]) -> None:
+    """Every 6th abstract (~860) and every abstract with labelled sections (all of the corpus took 90 s of CI)."""
+    sample = corpus[::6] + [d for i, d in enumerate(corpus) if d.sections and i % 6]
     total = 0
-    for doc in corpus:
+    for doc in sample:
         sentences = split_sentences(doc)
         _check_offsets(doc, sentences)
         starts = {s.start for s in sentences}
@@ -152,7 +154,7 @@ def test_offsets_round_trip_on_every_corpus_abstract(corpus: list[Document]) -> 
             section.start in starts for section in doc.sections if doc.abstract[section.start :].strip()
         )
         total += len(sentences)
-    assert total > 8 * len(corpus)  # abstracts average ~9-10 sentences; a splitter that gives up fails here
+    assert total > 8 * len(sample)  # abstracts average ~9-10 sentences; a splitter that gives up fails here
 
 
 @pytest.mark.parametrize(

@@ -185,3 +185,19 @@ CLAUSE_SENTENCES = [
 )
 def test_clause_quote_index_accepts_only_clauses_the_sentence_asserts(claim: str, expected: int | None) -> None:
     assert clause_quote_index(claim, CLAUSE_SENTENCES) == expected
+
+
+def test_near_miss_scores_are_rank_bm25s_own() -> None:
+    """The near-miss abstracts (and so the training pairs and their fingerprint) do not depend on the speed-up:
+    every dev claim scores the same floats over the Citation-Integrity abstracts as rank-bm25's BM25Okapi."""
+    from rank_bm25 import BM25Okapi
+
+    from biocite.support_data import NearMiss
+    from biocite.tokenize import tokenize, tokenize_many
+
+    claims, corpus = citint_claims("dev")
+    near = NearMiss({str(k): v for k, v in corpus.items()})
+    reference = BM25Okapi(list(tokenize_many(" ".join(near.docs[i]) for i in near.ids)))
+    for claim in claims[:40]:
+        query = tokenize(claim.claim) + ["no-such-term"]
+        assert np.array_equal(near.bm25.get_scores(query), reference.get_scores(query))
