@@ -90,4 +90,6 @@ def render_answer(console: Console, answer: Answer, *, show_trace: bool = False)
     )
     if show_trace:
         for note in answer.trace.notes:
+            if note in answer.readings:
+                continue  # printed under the bottom line already
             console.print(f"[dim]  note: {escape(note)}[/dim]")

@@ -179,8 +179,9 @@ def test_cli_reads_a_run_together_word_as_the_evidence_writes_it(setup) -> None:
     answer = Answer.model_validate_json(done.stdout)
     assert not answer.abstained and answer.not_covered == [], (answer.abstain_reason, answer.not_covered)
     assert answer.readings == ["read 'firstline' as 'first line': no indexed abstract has 'firstline'"]
-    readable = run_cli(settings, "ask", question, "--mode", "extractive")
-    assert readable.returncode == 0 and "read 'firstline' as 'first line'" in readable.stdout
+    readable = run_cli(settings, "ask", question, "--mode", "extractive", "--trace")
+    assert readable.returncode == 0 and readable.stdout.count("read 'firstline' as 'first line'") == 1
+    assert "note: " in readable.stdout  # the trace's other notes are there, the reading is said once
     assert "10808977" in {c.pmid for s in answer.sentences for c in s.citations}
     # the source abstract ends with its keyword line, which names every word of the question: never quoted
     quotes = [e.span.text for s in answer.sentences for c in s.citations for e in c.evidence]
