@@ -585,6 +585,8 @@ def check_cmd(
     if result.verbatim or result.clause_quote:
         what = "the first sentence below word for word" if result.verbatim else "a clause the first sentence asserts"
         console.print(f"  the claim is {what}: supported as quoted")
+    if not result.evidence:
+        console.print("  no sentence to judge: the text is empty or only metadata (registration, keywords, ...)")
     for ev in result.evidence[:2]:
         marks = ", ".join(f"'{s.text}' [{s.start}:{s.end}]" for s in ev.phrases)
         console.print(f"  [{ev.start}:{ev.end}] P(supports) {ev.score:.2f}: {ev.text}", highlight=False)

@@ -38,6 +38,7 @@ from biocite.records import (
     Document,
     Span,  # exact offsets into the evidence text given to check(): text[start:end]
 )
+from biocite.sentences import is_metadata
 from biocite.sentences import sentence_spans as spans
 from biocite.settings import Settings, load_settings
 from biocite.shipped import AGGREGATOR_FILE, install_shipped, shipped_origin
@@ -64,9 +65,11 @@ ARTIFACT_KIND = "biocite.support_model"
 ARTIFACT_VERSION = 4  # 2: learned evidence ranker; 3: no claim cue features in the aggregator;
 # 4: PubMedQA pairs from the shared split, int8 scoring
 # The rules applied over the model's probabilities (`_verdict`): 1 the verbatim sentence; 2 the clause quote;
-# 3 each passage scored in a batch of its own (`score`). Part of the model's name, so cached judgements
-# (evaluator/judges.py) are not reused across a change of how verdicts are made.
-RULES_VERSION = 3
+# 3 each passage scored in a batch of its own (`score`); 4 an abstract's metadata (trial registration,
+# keywords, funding, copyright: `biocite.sentences.is_metadata`) is not evidence, and a passage with nothing
+# else is not relevant. Part of the model's name, so cached judgements (evaluator/judges.py) are not reused
+# across a change of how verdicts are made.
+RULES_VERSION = 4
 # inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
 # C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
 AGGREGATOR_C = 1.0
@@ -491,7 +494,8 @@ class SupportModel:
     # --- scoring --------------------------------------------------------------------------------------
 
     def _units(self, claim: str, evidence: str) -> list[tuple[int, int]]:
-        spans = sentence_spans(evidence)
+        # a keyword line names every word of a claim about its topic and scored "supports" (0.80)
+        spans = [(s, t) for s, t in sentence_spans(evidence) if not is_metadata(evidence[s:t])]
         if len(spans) > self.max_sentences:  # keep the sentences sharing most words with the claim
             ranked = sorted(spans, key=lambda s: -overlap(claim, evidence[s[0] : s[1]]))
             spans = sorted(ranked[: self.max_sentences])
@@ -529,6 +533,9 @@ class SupportModel:
     def _verdict(
         self, claim: str, evidence: str, spans: list[tuple[int, int]], p: np.ndarray, cos: np.ndarray
     ) -> SupportVerdict:
+        if not spans:  # nothing to judge (an empty passage scored "contradicts" 0.41)
+            probs = {lab: float(lab == "not_relevant") for lab in LABELS}
+            return SupportVerdict(label="not_relevant", probs=probs, evidence=[])
         sents = [evidence[s:t] for s, t in spans]
         x, order = self.aggregator.features(claim, sents, p, cos, passage=evidence)
         final = self.aggregator.predict_proba(x)[0]

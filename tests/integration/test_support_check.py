@@ -285,3 +285,18 @@ def test_first_use_installs_the_shipped_model_and_a_model_trained_here_is_kept(s
     kept = check()
     assert kept.returncode == 0 and "installing" not in kept.stderr
     assert json.loads((home / META_FILE).read_text())["origin"].startswith("trained:")
+
+
+def test_an_abstracts_metadata_is_not_evidence(setup) -> None:
+    """A keyword line names every word of a claim about its topic; the model scored it "supports" (0.80)."""
+    settings, model = setup
+    keywords = "Keywords: aspirin; recurrent stroke; secondary prevention."
+    alone = model.check(CLAIM, keywords)
+    assert alone.label == "not_relevant" and alone.evidence == [] and alone.probs["not_relevant"] == 1.0
+    assert model.check(CLAIM, "  ").label == "not_relevant"  # an empty passage scored "contradicts" 0.41
+    finding = "Aspirin reduced recurrent stroke by 22% over two years."
+    both = model.check(CLAIM, f"{finding} {keywords}")
+    assert [e.text for e in both.evidence] == [finding]
+    readable = biocite(settings, "check", CLAIM, "--text", keywords)
+    assert readable.returncode == 0 and readable.stdout.startswith("not_relevant")
+    assert "no sentence to judge" in readable.stdout
