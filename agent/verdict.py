@@ -3,7 +3,9 @@
 `question_type` is a rule on the question's template, read in its first clause that opens with an auxiliary
 verb (yes/no) or a question word (which/what ... are -> list; what/who/when/where/which/how long -> factoid;
 how/why, and requests such as "Can you suggest ..." -> open), after spoken fillers ("Also", "Ok,") are cut;
-a title-like question without either ("X: a single syndrome?") is yes/no (bench/question_types.py).
+when no clause opens so, a question word or a request met mid-sentence ("migraines what medication ...?")
+types the rest; a title-like question without either ("X: a single syndrome?") is yes/no
+(bench/question_types.py).
 
 `VerdictModel` is a trained multinomial logistic regression over features of the answer-bearing evidence
 (the top 3 sentences by P(answer-bearing), `agent/findings.py`), so it works in extractive mode too:
@@ -96,6 +98,13 @@ _FILLER = re.compile(
 _CLAUSE_BREAK = re.compile(r"(?<=[?.!])\s+|\.(?=[A-Z])|[,;:]\s+")
 
 
+# A question that starts mid-sentence, after words that do not open one: a question word, or a request
+# ("... Lexapro would you tell me more about it?"); an auxiliary alone is not ("Back pain could be ...").
+_INNER_QUESTION = re.compile(
+    r"(?<=\w )(?:what|what's|whats|which|who|when|where|how|why|(?:can|could|would|will) you)\b", re.IGNORECASE
+)
+
+
 def _clauses(question: str) -> list[str]:
     """The question, then each of its sentences and clauses, with spoken fillers cut from their start."""
     parts = [question, *_CLAUSE_BREAK.split(question)[1:]]
@@ -104,8 +113,9 @@ def _clauses(question: str) -> list[str]:
 
 def question_type(question: str) -> QuestionType:
     """The type of the question's first clause (the whole question first) that opens with an auxiliary verb
-    (yes/no, unless a request: "Can you suggest ...") or a question word (list / factoid / open); else yes/no
-    for a title-like question ("Chronic functional somatic symptoms: a single syndrome?"), open otherwise."""
+    (yes/no, unless a request: "Can you suggest ...") or a question word (list / factoid / open); else the
+    type of the question that starts mid-sentence at a question word or a request; else yes/no for a
+    title-like question ("Chronic functional somatic symptoms: a single syndrome?"), open otherwise."""
     text = question.strip()
     for clause in _clauses(text):
         if _OPEN.match(clause):
@@ -116,6 +126,9 @@ def question_type(question: str) -> QuestionType:
             return "list"
         if _FACTOID.match(clause):
             return "factoid"
+    inner = _INNER_QUESTION.search(text)  # "migraines what medication have the least side effects?"
+    if inner:
+        return question_type(text[inner.start() :])
     if text.endswith("?"):
         return "yes/no"  # PubMedQA-style titles: "Young-Burgess classification: does it predict ...?"
     return "open"

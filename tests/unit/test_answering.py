@@ -61,6 +61,11 @@ from tests.unit.agent_fakes import ABSTRACTS, FakeDocs, FakeRetriever, agent_set
         ("For how long after cataract surgery do I keep using eye drops?", "factoid"),
         ("Can you be diagnosed with shingles more than once?", "yes/no"),
         ("In any case, is abreva still good to use for cold sore treatment?", "yes/no"),
+        # a question that starts mid-sentence; an auxiliary alone does not start one
+        ("migraines what medication have the least side affects?", "factoid"),
+        ("If I took trazodone when would be the best time to take it?", "factoid"),
+        ("Alright so I dont know much about Lexapro would you tell me more about it?", "open"),
+        ("Back pain could be because Im starting my cycle in 2 days but I dont know?", "yes/no"),
     ],
 )
 def test_question_type(question: str, kind: str) -> None:
