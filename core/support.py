@@ -534,7 +534,7 @@ class SupportModel:
         self, claim: str, evidence: str, spans: list[tuple[int, int]], p: np.ndarray, cos: np.ndarray
     ) -> SupportVerdict:
         if not spans:  # nothing to judge (an empty passage scored "contradicts" 0.41)
-            probs = {lab: float(lab == "not_relevant") for lab in LABELS}
+            probs: dict[str, float] = {lab: float(lab == "not_relevant") for lab in LABELS}
             return SupportVerdict(label="not_relevant", probs=probs, evidence=[])
         sents = [evidence[s:t] for s, t in spans]
         x, order = self.aggregator.features(claim, sents, p, cos, passage=evidence)
