@@ -31,6 +31,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from biocite.agent.checks import check_question  # light: the question's checks, before anything loads
 from biocite.app.cli_corpus import corpus_app
 from biocite.errors import BiociteError
 from biocite.settings import Settings, load_settings
@@ -335,7 +336,6 @@ def ask(
     trace: Annotated[bool, typer.Option("--trace", help="Also print the agent's notes.")] = False,
 ) -> None:
     """Answer one question: sentences citing PMIDs, the evidence quoted under each, PubMed links."""
-    from biocite.agent.checks import check_question
     from biocite.agent.graph import Agent
     from biocite.agent.render import render_answer
     from biocite.index.hybrid import open_retriever
