@@ -12,10 +12,21 @@ first chunk after an outcome verb is an *outcome concept* when it has a term in 
 of the documents, although no term is rare enough for a key concept. Without it a common outcome is never
 checked, and "Does vitamin D prevent fractures?" was answered with vitamin D sentences about T cells.
 
+The entity asked about and the population or condition are concepts too, with bars of their own: the
+*subject* (the first chunk after the question's opening word: "Does | aspirin prevent ...", "Is there
+evidence that | statins ...") when it has a term in at most `max_subject_df_share` of the documents, and the
+*setting* (the first chunk after "in" or "among": "... in | oesophageal cancer", "in the management of |
+nasopharyngeal carcinoma") within `max_setting_df_share`. Both are covered as key concepts (by the rarest
+term). Without them "Does aspirin prevent colorectal cancer?" (aspirin in 22 of 5,136 abstracts, far above
+the key-concept bar) was answered "yes" from colorectal cancer abstracts that never mention aspirin, and a
+question on oesophageal cancer from ovarian, lung and sarcoma abstracts. Both bars are fitted on TRAIN
+questions against swapped subjects and settings (bench/agent_concepts.py).
+
 A concept is covered by an abstract (title + text) when its rarest specific term occurs there (stems, as
 BM25 sees them; compounds as phrases), or when its initials do ("chronic obstructive pulmonary disease" ->
 "COPD"); an outcome concept when any of its terms occurs ("hepatic fibrosis" by "liver fibrosis").
-`max_df_share` and `max_outcome_df_share` are fitted on the TRAIN questions (bench/agent_concepts.py).
+`max_df_share`, `max_outcome_df_share`, `max_subject_df_share` and `max_setting_df_share` are fitted on the
+TRAIN questions (bench/agent_concepts.py).
 
 A question word the index has never seen may be a typo ("cirrotics"). Its respellings are the index
 terms with a letter it dropped put back or two letters it swapped swapped back (`respellings`); the concept
@@ -48,6 +59,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Literal
 
 from biocite.records import Document, Evidence
 from biocite.tokenize import STOPWORDS, tokenize
@@ -68,7 +80,8 @@ GENERIC = frozenset(
         cases clinical important importance possible predicting reducing improving increasing
         affecting causing preventing necessary true false new old current recent well best appropriate
         indicated indication warranted justified worth feasible acceptable alternative option options
-        role associated related different same similar significant significantly relevant value future due""",
+        role associated related different same similar significant significantly relevant value future due
+        always ever even first time place choice mandatory""",
         stem=True,
     )
 )
@@ -83,7 +96,10 @@ CONVERSATIONAL = frozenset(
         id youd youre youve theyre thats whats tell told say said think thought believe wonder wondering
         guess ask asked asking mean means meaning go going gone got getting rid throw trouble
         today tonight tomorrow yesterday meantime timeframe ago wife husband son daughter mom dad kid kids
-        friend boyfriend girlfriend""",
+        friend boyfriend girlfriend prescribe prescribed prescribing mention mentioned verify happen happens
+        happened done exactly example examples reason reasons way ways feeling looking doctor doctors pt
+        bad main miss supposed fear wean pick turn turned quit breathe stop medicine medicines med meds generally
+        along last""",
         stem=True,
     )
 )
@@ -99,7 +115,8 @@ VERBS = frozenset(
         remain remains occur occurs appear appears seem seems become becomes make makes take takes give
         gives get gets want wants know knows teach teach understand understands show shows compare compares
         respond responds receive receives undergo undergoes achieve achieves allow allows provide provides
-        result results depend depends vary varies play plays decline declines""",
+        result results depend depends vary varies play plays decline declines agree agrees
+        continue continues offer offers meet meets elucidate elucidates confound confounds compromise compromises""",
         stem=True,
     )
 )
@@ -113,6 +130,22 @@ OUTCOME_VERBS = frozenset(
     )
 )
 
+
+# Prepositions that name the population or condition asked about: "in | oesophageal cancer", "among | HMO women".
+SETTING_PREPOSITIONS = frozenset({"in", "among", "amongst"})
+# Words that open a question: the first chunk after one is the entity asked about ("Does | aspirin prevent").
+QUESTION_OPENERS = frozenset(
+    "does do did is are was were can could should will would has have had may might what which how".split()
+)
+# Words that frame, not name, what follows "in": "in the management of | X", "in response to | Y", "in vivo".
+SETTING_FRAMES = frozenset(
+    tokenize(
+        """management pathogenesis practice response perspective routine era context presence absence
+        development course vivo vitro view light terms regard daily everyday general real world diagnosis
+        prevention evaluation assessment detection prediction prognosis screening""",
+        stem=True,
+    )
+)
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _LETTERS = string.ascii_lowercase + string.digits
@@ -145,7 +178,14 @@ class Concept:
     words: list[str] = field(default_factory=list)
     respelled: dict[str, list[str]] = field(default_factory=dict)  # a stem the index lacks -> respellings
     outcome: bool = False  # an asked outcome below the key-concept bar: covered by any of its terms
+    setting: bool = False  # the population or condition, below the key-concept bar: covered as a key concept
+    subject: bool = False  # the entity asked about, below the key-concept bar: covered as a key concept
     unseen: list[str] = field(default_factory=list)  # its words the index never saw, casefolded
+
+    def described(self) -> str:
+        """The concept as the trace shows it: its text and its role ("aspirin (subject)")."""
+        role = next((r for r in ("subject", "outcome", "setting") if getattr(self, r)), "")
+        return f"{self.text} ({role})" if role else self.text
 
     def initials(self) -> str:
         return "".join(w[0] for w in self.words).upper() if len(self.words) >= 2 else ""
@@ -204,12 +244,19 @@ def respellings(term: str, df: DocumentFrequencies) -> list[str]:
     return sorted(t for t in put_back | swapped if df.counts.get(t, 0))
 
 
-def _chunks(question: str) -> list[tuple[list[str], bool]]:
-    """The question cut at stop, generic and verb words; each chunk with whether it is the asked outcome
-    (the first chunk after an outcome verb, across the stop and generic words between: "reduce the risk
-    of | fractures")."""
-    chunks: list[tuple[list[str], bool]] = [([], False)]
-    after_verb = False
+Role = Literal["", "outcome", "setting", "subject"]
+
+
+def _chunks(question: str) -> list[tuple[list[str], Role]]:
+    """The question cut at stop, generic and verb words; each chunk with its role: "outcome" for the asked
+    outcome (the first chunk after an outcome verb, across the stop and generic words between: "reduce the
+    risk of | fractures"), "setting" for the population or condition (the first chunk after "in" or
+    "among", across stop, generic and framing words: "in patients with | oesophageal cancer", "in the
+    management of | nasopharyngeal carcinoma"), "subject" for the entity asked about (the first chunk after
+    the question's opening word: "Does | aspirin", "Is there evidence that | metformin"), "" otherwise."""
+    chunks: list[tuple[list[str], Role]] = [([], "")]
+    pending: Role = ""
+    subject_seen = False
     for word in _WORD.findall(question):
         low = word.casefold()
         words = chunks[-1][0]
@@ -219,27 +266,45 @@ def _chunks(question: str) -> list[tuple[list[str], bool]]:
         if low.isdigit():  # numbers are not concepts ("fourteen years" is not one either, but is rare)
             continue
         stem = _stem(low)
-        if low in STOPWORDS or stem is None or stem in GENERIC or stem in VERBS or stem in CONVERSATIONAL:
-            after_verb = (after_verb and not words) or stem in OUTCOME_VERBS
-            chunks.append(([], after_verb))
+        cut = low in STOPWORDS or stem is None or any(stem in s for s in (GENERIC, VERBS, CONVERSATIONAL))
+        if cut or (pending == "setting" and not words and stem in SETTING_FRAMES):
+            if stem in OUTCOME_VERBS:
+                pending = "outcome"
+            elif low in SETTING_PREPOSITIONS and (words or pending != "outcome"):  # "decrease in | mortality"
+                pending = "setting"
+            elif low in QUESTION_OPENERS and not subject_seen and (words or not pending):
+                pending = "subject"
+            elif words:  # a chunk ends here: what was pending was given to it
+                pending = ""
+            chunks.append(([], pending))
             continue
+        subject_seen = subject_seen or chunks[-1][1] == "subject"
         words.append(word)
-    return [(words, outcome) for words, outcome in chunks if words]
+    return [(words, role) for words, role in chunks if words]
 
 
 def key_concepts(
-    question: str, df: DocumentFrequencies, max_df_share: float = 0.0005, max_outcome_df_share: float = 0.0
+    question: str,
+    df: DocumentFrequencies,
+    max_df_share: float = 0.0005,
+    max_outcome_df_share: float = 0.0,
+    max_setting_df_share: float = 0.0,
+    max_subject_df_share: float = 0.0,
 ) -> list[Concept]:
-    """The question's concepts that carry at least one specific term, and its asked outcome when it has a
-    term within the outcome bar, in question order."""
+    """The question's concepts that carry at least one specific term, its asked outcome when it has a term
+    within the outcome bar, and its setting (population or condition) when it has a term within the setting
+    bar, in question order."""
+    bars = {"outcome": max_outcome_df_share, "setting": max_setting_df_share, "subject": max_subject_df_share}
     concepts = []
-    for chunk, after_verb in _chunks(question):
+    for chunk, role in _chunks(question):
         words = [w for part in chunk for w in part.split()]
         concept = _concept(chunk, words, df, max_df_share)
-        if concept is None and after_verb and max_outcome_df_share > 0:
-            concept = _concept(chunk, words, df, max_outcome_df_share)
+        if concept is None and role and bars[role] > 0:
+            concept = _concept(chunk, words, df, bars[role])
             if concept is not None:
-                concept.outcome = True
+                concept.outcome = role == "outcome"
+                concept.setting = role == "setting"
+                concept.subject = role == "subject"
         if concept is not None:
             concepts.append(concept)
     return concepts
@@ -385,7 +450,7 @@ class Coverage:
         missing = [c.text for i, c in enumerate(self.concepts) if i not in union]
         notes.append(
             "key concepts: "
-            + "; ".join(c.text for c in self.concepts)
+            + "; ".join(c.described() for c in self.concepts)
             + (f" (not covered: {'; '.join(missing)})" if missing else "")
         )
         return missing
@@ -402,4 +467,14 @@ def coverage(concepts: list[Concept], docs: dict[str, Document]) -> dict[str, se
 
 def asked_outcome(question: str) -> str | None:
     """The question's asked outcome as written (the first chunk after an outcome verb), whatever its terms."""
-    return next((" ".join(chunk) for chunk, after_verb in _chunks(question) if after_verb), None)
+    return next((" ".join(chunk) for chunk, role in _chunks(question) if role == "outcome"), None)
+
+
+def asked_subject(question: str) -> str | None:
+    """The entity the question asks about as written (the first chunk after its opening word)."""
+    return next((" ".join(chunk) for chunk, role in _chunks(question) if role == "subject"), None)
+
+
+def asked_setting(question: str) -> str | None:
+    """The question's population or condition as written (the first chunk after "in" or "among")."""
+    return next((" ".join(chunk) for chunk, role in _chunks(question) if role == "setting"), None)

@@ -732,7 +732,12 @@ class Agent:
             return evidence, None, [], []
         # A follow-up completed with its context is judged on its own words: the context was answered before.
         concepts = key_concepts(
-            question.split(CONTEXT_OPEN)[0], df, self.config.max_concept_df, self.config.max_outcome_df
+            question.split(CONTEXT_OPEN)[0],
+            df,
+            self.config.max_concept_df,
+            self.config.max_outcome_df,
+            self.config.max_setting_df,
+            self.config.max_subject_df,
         )
         if not concepts:
             return evidence, None, [], []

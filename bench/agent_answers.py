@@ -6,7 +6,8 @@ random.Random(13), first 60 % train, last 40 % held out = 200 questions). The fi
 are trained on the train part only; every figure here is on the held-out part (the first --n of it), the
 10 questions of bench/agent_unanswerable.json, the swapped held-out questions of
 bench/agent_unanswerable_swapped.json (bench/make_unanswerable_swapped.py) and the held-out questions with
-a swapped asked outcome of bench/agent_unanswerable_outcomes.json (bench/agent_concepts.py).
+a swapped asked outcome, setting or subject of bench/agent_unanswerable_outcomes.json, _settings.json and
+_subjects.json (bench/agent_concepts.py).
 
 Prints, per mode:
 - verdict accuracy and macro-F1 over yes/no/maybe (maybe = "mixed"; "insufficient" or no verdict counts
@@ -47,6 +48,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
 from agent_concepts import OUT as OUTCOMES  # noqa: E402
+
+SETTINGS, SUBJECTS = (OUTCOMES.with_name(f"agent_unanswerable_{p}.json") for p in ("settings", "subjects"))
 from agent_concepts import Corpus  # noqa: E402
 
 from biocite.agent.coverage import key_concepts  # noqa: E402
@@ -79,14 +82,17 @@ def unanswerable(agent: Agent) -> list[tuple[str, str]]:
                 print(f"  skipped (the index mentions {item['absent_terms']}): {item['question']}")
             else:
                 out.append((name.removesuffix(".json"), item["question"]))
-    for item in json.loads(OUTCOMES.read_text())["questions"]:
-        keys = key_concepts(item["question"], corpus.df, agent.config.max_concept_df)
-        if corpus.answerable([k for k in keys if k.text != item["outcome"]], item["outcome"]):
-            print(
-                f"  skipped (an abstract on the key concepts mentions {item['outcome']!r}): {item['question']}"
+    for path, part in ((OUTCOMES, "outcome"), (SETTINGS, "setting"), (SUBJECTS, "subject")):
+        for item in json.loads(path.read_text())["questions"]:
+            keys = key_concepts(
+                item["question"], corpus.df, agent.config.max_concept_df, agent.config.max_outcome_df
             )
-        else:
-            out.append((OUTCOMES.stem, item["question"]))
+            if corpus.answerable([k for k in keys if k.text != item[part]], item[part]):
+                print(
+                    f"  skipped (an abstract on the other concepts mentions {item[part]!r}): {item['question']}"
+                )
+            else:
+                out.append((path.stem, item["question"]))
     return out
 
 
@@ -223,7 +229,8 @@ def main() -> None:
     parser.add_argument("--gen-unanswerable-n", type=int, default=20)
     parser.add_argument(
         "--unanswerable-sets",
-        default="agent_unanswerable,agent_unanswerable_swapped,agent_unanswerable_outcomes",
+        default="agent_unanswerable,agent_unanswerable_swapped,agent_unanswerable_outcomes,"
+        "agent_unanswerable_settings,agent_unanswerable_subjects",
         help="which unanswerable sets, in this order",
     )
     parser.add_argument("--modes", default="extractive,generate")

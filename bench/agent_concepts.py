@@ -1,5 +1,6 @@
-"""The asked-outcome bar of entity coverage (issue 12): fit `agent.max_outcome_df` on TRAIN questions, write
-the held-out outcome-swapped unanswerable questions.
+"""The outcome, subject and setting bars of entity coverage (issue 12): fit `agent.max_outcome_df`,
+`agent.max_subject_df` and `agent.max_setting_df` on TRAIN questions, write the held-out swapped unanswerable
+questions.
 
 "Does vitamin D supplementation prevent fractures in older adults?" has one key concept ("vitamin D
 supplementation"); "fractures" is in 0.7 % of the indexed abstracts, far above the key-concept bar
@@ -19,6 +20,13 @@ seed 13, 60 % train / 40 % held out), the same split as bench/agent_answers.py.
   then finds it in no covering abstract by construction (bench/agent_answers.py runs the agent on them).
 - the bar: the grid value with the largest (detection - false miss) on TRAIN; held-out figures printed
   after the choice. `--write` saves the held-out swaps to bench/agent_unanswerable_outcomes.json.
+- subject and setting swaps: the same construction for the entity asked about (the first chunk after the
+  question's opening word) and the population or condition (the first chunk after "in"/"among"): their bars
+  `agent.max_setting_df`, then `agent.max_subject_df`, are the grid values with the largest (detection - false
+  miss) on TRAIN among those whose TRAIN false miss (setting and subject concepts together) is at most 0.05 (a
+  missed subject or setting makes an answerable question "not covered", and issue 12 allows 0.10 of false
+  abstention); `--write` saves the held-out swaps to bench/agent_unanswerable_settings.json and
+  _subjects.json.
 - unseen words: concepts of the questions with no specific word the index ever saw (PubMedQA questions are
   titles, the index holds abstracts) and how many of them their own source abstract covers, without and
   with reading a word as the evidence writes it ("shockwave": "shock wave", agent/coverage.py); and, for
@@ -41,6 +49,7 @@ import argparse
 import dataclasses
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from unittest import mock
 
@@ -54,6 +63,8 @@ from biocite.agent.coverage import (  # noqa: E402
     DocumentTerms,
     american_spelling,
     asked_outcome,
+    asked_setting,
+    asked_subject,
     covers,
     key_concepts,
     never_indexed,
@@ -67,7 +78,17 @@ from biocite.tokenize import tokenize  # noqa: E402
 from biocite.topics import load_topics  # noqa: E402
 
 OUT = Path(__file__).with_name("agent_unanswerable_outcomes.json")
+HERE = Path(__file__).parent
 GRID = [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2]
+ROLE_GRID = [0.0, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 1.0]
+# A setting or subject missed on an answerable question makes its answer "not covered" with no verdict, and
+# the agent's budget for that is issue 12's false-abstention bar (0.10): the two roles together may spend half
+# of it (the setting is fitted first, the subject on what is left).
+MISS_BUDGET = 0.05
+ROLE_ABOUT = {
+    "setting": "setting (the population or condition after 'in'/'among')",
+    "subject": "subject (the entity asked about: the first chunk after the question's opening word)",
+}
 
 
 def content_stems(text: str) -> set[str]:
@@ -87,21 +108,31 @@ class Corpus:
         return any(stems & t.stems and all(covers(k, t) for k in keys) for t in self.terms.values())
 
 
-def swaps(questions: list[Question], corpus: Corpus, key_bar: float, per_question: int = 3) -> list[dict]:
-    """Each question's asked outcome replaced by other questions' (up to `per_question` of them, the next
-    ones in split order that fit), where the corpus has no answer."""
-    asked = [(q, asked_outcome(q.question)) for q in questions]
-    pool = [o for _, o in asked if o and content_stems(o)]
+def swaps(
+    questions: list[Question],
+    corpus: Corpus,
+    key_bar: float,
+    per_question: int = 3,
+    asked: Callable[[str], str | None] = asked_outcome,
+    outcome_bar: float = 0.0,
+    label: str = "outcome",
+) -> list[dict]:
+    """Each question's asked outcome (or, with `asked=asked_setting`, its setting) replaced by other
+    questions' (up to `per_question` of them, the next ones in split order that fit), where the corpus has no
+    answer: no abstract covering the question's other concepts has a content word of the new part."""
+    parts = [(q, asked(q.question)) for q in questions]
+    pool = [o for _, o in parts if o and content_stems(o)]
     out = []
-    for i, (question, outcome) in enumerate(asked):
-        keys = [k for k in key_concepts(question.question, corpus.df, key_bar) if k.text != outcome]
-        if not outcome or not keys or not pool:
+    for i, (question, part) in enumerate(parts):
+        concepts = key_concepts(question.question, corpus.df, key_bar, outcome_bar)
+        keys = [k for k in concepts if k.text != part]
+        if not part or not keys or not pool:
             continue
         made = 0
         for j in range(len(pool)):
             new = pool[(i + j) % len(pool)]
-            swapped = question.question.replace(outcome, new, 1)
-            if swapped == question.question or content_stems(new) & content_stems(outcome):
+            swapped = question.question.replace(part, new, 1)
+            if swapped == question.question or content_stems(new) & content_stems(part):
                 continue
             if corpus.answerable(keys, new):
                 continue
@@ -109,8 +140,8 @@ def swaps(questions: list[Question], corpus: Corpus, key_bar: float, per_questio
                 {
                     "question": swapped,
                     "from_pmid": question.pmid,
-                    "swapped": outcome,
-                    "outcome": new,
+                    "swapped": part,
+                    label: new,
                     "key_concepts": [k.text for k in keys],
                 }
             )
@@ -134,6 +165,67 @@ def figures(
         for s in swapped
     )
     return missed / len(questions), detected / max(len(swapped), 1)
+
+
+def role_figures(
+    questions: list[Question], swapped: list[dict], corpus: Corpus, bars: dict[str, float], role: str
+) -> tuple[float, float]:
+    """(false miss on the source abstracts, detection of the swapped parts of one role, "setting" or
+    "subject") at the bars given (keyword arguments of `key_concepts`). The false miss counts the setting
+    and subject concepts together: the subject is fitted after the setting, on what the setting left."""
+    missed = 0
+    for q in questions:
+        terms = DocumentTerms(corpus.docs[q.pmid])
+        of_role = [c for c in key_concepts(q.question, corpus.df, **bars) if c.setting or c.subject]
+        missed += any(not covers(c, terms) for c in of_role)
+    detected = sum(
+        any(c.text == s[role] for c in key_concepts(s["question"], corpus.df, **bars)) for s in swapped
+    )
+    return missed / len(questions), detected / max(len(swapped), 1)
+
+
+def fit_role_bar(
+    role: str,
+    train: list[Question],
+    held_out: list[Question],
+    corpus: Corpus,
+    bars: dict[str, float],
+    write: bool,
+) -> float:
+    """A role's bar ("setting": the population or condition; "subject": the entity asked about): the grid
+    value with the largest (detection - false miss) on TRAIN, then the held-out figures at it."""
+    asked = {"setting": asked_setting, "subject": asked_subject}[role]
+    key_bar, outcome_bar = bars["max_df_share"], bars["max_outcome_df_share"]
+    train_swaps, held_swaps = (
+        swaps(part, corpus, key_bar, asked=asked, outcome_bar=outcome_bar, label=role)
+        for part in (train, held_out)
+    )
+    print(f"{role} swaps: {len(train_swaps)} train, {len(held_swaps)} held-out")
+    print(f"TRAIN: bar -> false miss on source abstracts, swapped {role}s detected, detection - false miss")
+    arg = f"max_{role}_df_share"
+    scores, misses = {}, {}
+    for bar in ROLE_GRID:
+        miss, detected = role_figures(train, train_swaps, corpus, {**bars, arg: bar}, role)
+        scores[bar], misses[bar] = detected - miss, miss
+        print(f"  {bar:<6} {miss:.3f}  {detected:.3f}  {scores[bar]:+.3f}")
+    within = [b for b in ROLE_GRID if misses[b] <= MISS_BUDGET]
+    chosen = max(within, key=lambda b: (scores[b], -b))  # ties: the stricter bar
+    print(
+        f"chosen on TRAIN (best detection - false miss with false miss <= {MISS_BUDGET}): max_{role}_df = {chosen}"
+    )
+    for bar in sorted({chosen, ROLE_GRID[0]}):
+        miss, detected = role_figures(held_out, held_swaps, corpus, {**bars, arg: bar}, role)
+        print(f"HELD-OUT at {bar}: false miss {miss:.3f}, swapped {role}s detected {detected:.3f}")
+    if write:
+        about = (
+            f"Held-out PubMedQA questions (seed-13 split by question) whose {ROLE_ABOUT[role]} is replaced by "
+            f"another held-out question's, such that no indexed abstract covering the other concepts has any "
+            f"content word of the new {role} (bench/agent_concepts.py)."
+        )
+        out = HERE / f"agent_unanswerable_{role}s.json"
+        out.write_text(json.dumps({"about": about, "questions": held_swaps}, indent=1) + "\n")
+        print(f"{len(held_swaps)} questions written to {out}")
+    return chosen
 
 
 def unseen(question: str, df: DocumentFrequencies, key_bar: float) -> list[Concept]:
@@ -191,6 +283,24 @@ def conversational_report(corpus: Corpus, key_bar: float, outcome_bar: float, ot
         print(f"  {question[:60]!r}: {b} -> {a}")
 
 
+def roles_report(corpus: Corpus, bars: dict[str, float]) -> None:
+    """The subject and setting concepts of the expert questions (K-QA, BioGen 2024/2025), to be read: no
+    label says which entity a patient's question is about."""
+    questions = expert_questions()
+    print(f"subjects and settings of the expert questions ({len(questions)}):")
+    found = 0
+    for question in questions:
+        roles = [
+            f"{c.text} [{'subject' if c.subject else 'setting'}]"
+            for c in key_concepts(question, corpus.df, **bars)
+            if c.subject or c.setting
+        ]
+        found += bool(roles)
+        if roles:
+            print(f"  {question[:70]!r}: {'; '.join(roles)}")
+    print(f"  {found} of {len(questions)} expert questions have a subject or setting concept")
+
+
 def spelling_report(corpus: Corpus, key_bar: float, outcome_bar: float) -> None:
     """The merged spelling groups of the index, and the expert questions' concepts they change."""
     groups: dict[str, set[str]] = {}
@@ -233,12 +343,16 @@ def main() -> None:
     miss, detected = figures(held_out, held_swaps, corpus, key_bar, chosen)
     print(f"chosen on TRAIN: max_outcome_df = {chosen} (settings: {settings.agent.max_outcome_df})")
     print(f"HELD-OUT at {chosen}: false miss {miss:.3f}, swapped outcomes detected {detected:.3f}")
+    bars = {"max_df_share": key_bar, "max_outcome_df_share": settings.agent.max_outcome_df}
+    bars["max_setting_df_share"] = fit_role_bar("setting", train, held_out, corpus, bars, args.write)
+    bars["max_subject_df_share"] = fit_role_bar("subject", train, held_out, corpus, bars, args.write)
     for name, part in (("TRAIN", train), ("HELD-OUT", held_out)):
         n, before, after = unseen_read(part, corpus, key_bar)
         print(
             f"{name}: {n} concepts with no word the index saw; their source abstract covers {before} "
             f"({after} reading words as the abstract writes them)"
         )
+    roles_report(corpus, bars)
     spelling_report(corpus, key_bar, settings.agent.max_outcome_df)
     pubmedqa = [q.question for q in train + held_out]
     conversational_report(corpus, key_bar, settings.agent.max_outcome_df, pubmedqa + unanswerable_questions())

@@ -188,6 +188,24 @@ def test_cli_reads_a_run_together_word_as_the_evidence_writes_it(setup) -> None:
     assert quotes and not any(q.startswith("Medical Subject Headings") for q in quotes), quotes
 
 
+def test_cli_never_answers_for_another_population(setup) -> None:
+    """The source abstract is on appendicitis in the elderly; asked about rats (in 5 of the 40 indexed
+    abstracts, none on appendicitis), the installed `biocite ask` says rats are not covered and gives no
+    verdict. Before the setting was a concept, "rats" (far too common for a key concept) went unchecked and
+    the elderly patients' study answered for rats."""
+    settings, _ = setup
+    question = (
+        "Is there a role for leukocyte and CRP measurements in the diagnosis of acute appendicitis in rats?"
+    )
+    done = run_cli(settings, "ask", question, "--json", "--mode", "extractive")
+    assert done.returncode == 0, done.stderr
+    answer = Answer.model_validate_json(done.stdout)
+    assert answer.abstained or "rats" in answer.not_covered, answer.model_dump_json(indent=1)[:2000]
+    assert answer.verdict in (None, "insufficient")
+    traced = run_cli(settings, "ask", question, "--mode", "extractive", "--trace")
+    assert "acute appendicitis (setting); rats (setting)" in traced.stdout, traced.stdout
+
+
 def test_cli_ask_json_and_clear_errors(setup) -> None:
     settings, questions = setup
     question = questions[QUESTION_PMIDS[0]]

@@ -15,6 +15,8 @@ from biocite.agent.coverage import (
     DocumentTerms,
     american_spelling,
     asked_outcome,
+    asked_setting,
+    asked_subject,
     covers,
     derivational_core,
     key_concepts,
@@ -151,6 +153,54 @@ def test_the_asked_outcome_is_a_concept_below_the_key_concept_bar() -> None:
     )
     assert asked_outcome("Is metformin safe in gestational diabetes?") is None
     assert asked_outcome("What will mutation in runx2 affect in the future?") is None  # a time
+
+
+def test_the_subject_and_the_setting_are_concepts_below_the_key_concept_bar() -> None:
+    """'tumour size' and 'oesophageal cancer' are in half the documents, far too common for key concepts,
+    but they are what was asked: an ovarian cancer abstract must not answer for oesophageal cancer."""
+    df = _df("oesophageal cancer survival", "ovarian cancer tumour size", "aspirin", n_other=2)
+    question = "Does tumour size predict survival in oesophageal cancer?"
+    assert key_concepts(question, df, 0.0, 0.0) == []
+    concepts = key_concepts(question, df, 0.0, 0.9, 0.9, 0.9)
+    assert [(c.text, c.subject, c.outcome, c.setting) for c in concepts] == [
+        ("tumour size", True, False, False), ("survival", False, True, False), ("oesophageal cancer", False, False, True)
+    ]  # fmt: skip
+    assert [c.text for c in key_concepts(question, df, 0.0, 0.9, 0.9, 0.0)] == [
+        "survival",
+        "oesophageal cancer",
+    ]
+    setting = concepts[2]
+    assert not covers(setting, _doc("", "In ovarian cancer, tumour size predicted survival."))
+    assert covers(setting, _doc("", "Tumor size and survival in esophageal cancer."))  # either spelling
+
+
+@pytest.mark.parametrize(
+    ("question", "subject", "setting"),
+    [
+        ("Does aspirin prevent colorectal cancer?", "aspirin", None),
+        ("Is metformin safe in gestational diabetes?", "metformin", "gestational diabetes"),
+        ("Is there evidence that statins reduce mortality in older women?", "statins", "older women"),
+        ("Does chemotherapy have a role in the management of nasopharyngeal carcinoma?", "chemotherapy",
+         "nasopharyngeal carcinoma"),  # "management" frames the setting
+        ("Is there a decrease in mortality with aspirin?", None, None),  # "in" after an outcome verb
+        ("Cycloplegic autorefraction in young adults: is it mandatory?", None, "young"),
+    ],
+)  # fmt: skip
+def test_the_subject_and_the_setting_of_a_question(question: str, subject: str, setting: str) -> None:
+    assert asked_subject(question) == subject and asked_setting(question) == setting
+
+
+def test_agent_answers_for_the_asked_population_only() -> None:
+    """Two metformin abstracts: adults with type 2 diabetes (111) and obese adolescents (444). Asked about
+    obese adolescents, the agent cites 444 alone; with the setting check off it also cites the adults'."""
+    question = "Does metformin lower body weight in obese adolescents?"
+    cited = []
+    for bar in ("1.0", "0"):
+        settings = agent_settings("agent.min_evidence=1", f"agent.max_setting_df={bar}")
+        answer = Agent(settings, retriever=TokenDocsRetriever()).ask(question, mode="extractive")
+        cited.append({c.pmid for s in answer.sentences for c in s.citations})
+        assert not answer.abstained and answer.not_covered == []
+    assert cited[0] == {"444"} and "111" in cited[1]
 
 
 def test_an_asked_outcome_is_covered_by_any_of_its_terms() -> None:
