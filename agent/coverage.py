@@ -291,8 +291,8 @@ def key_concepts(
     max_setting_df_share: float = 0.0,
     max_subject_df_share: float = 0.0,
 ) -> list[Concept]:
-    """The question's concepts that carry at least one specific term, its asked outcome when it has a term
-    within the outcome bar, and its setting (population or condition) when it has a term within the setting
+    """The question's concepts that carry at least one specific term, and its asked outcome, setting
+    (population or condition) and subject (the entity asked about) when they have a term within their own
     bar, in question order."""
     bars = {"outcome": max_outcome_df_share, "setting": max_setting_df_share, "subject": max_subject_df_share}
     concepts = []

@@ -48,8 +48,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
 from agent_concepts import OUT as OUTCOMES  # noqa: E402
-
-SETTINGS, SUBJECTS = (OUTCOMES.with_name(f"agent_unanswerable_{p}.json") for p in ("settings", "subjects"))
 from agent_concepts import Corpus  # noqa: E402
 
 from biocite.agent.coverage import key_concepts  # noqa: E402
@@ -64,6 +62,7 @@ from biocite.sentences import section_label  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 HERE = Path(__file__).parent
+SETTINGS, SUBJECTS = (HERE / f"agent_unanswerable_{p}.json" for p in ("settings", "subjects"))
 DEMO = "Does as-needed budesonide-formoterol reduce severe exacerbations in mild asthma?"
 _STATISTIC = re.compile(
     r"\bp\s*[<=>≤≥]\s*0?\.\d|\b95\s*%|\bCI\b|\b(?:a?OR|RR|a?HR)\b|odds ratio|hazard ratio|\d\s*%", re.I

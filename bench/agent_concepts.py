@@ -117,7 +117,7 @@ def swaps(
     outcome_bar: float = 0.0,
     label: str = "outcome",
 ) -> list[dict]:
-    """Each question's asked outcome (or, with `asked=asked_setting`, its setting) replaced by other
+    """Each question's asked outcome (or its setting or subject: `asked`, `label`) replaced by other
     questions' (up to `per_question` of them, the next ones in split order that fit), where the corpus has no
     answer: no abstract covering the question's other concepts has a content word of the new part."""
     parts = [(q, asked(q.question)) for q in questions]
