@@ -152,36 +152,36 @@ def swaps(
 
 
 def figures(
-    questions: list[Question], swapped: list[dict], corpus: Corpus, key_bar: float, bar: float
+    questions: list[Question],
+    swapped: list[dict],
+    corpus: Corpus,
+    bars: dict[str, float],
+    role: str,
+    counted: tuple[str, ...] = ("setting", "subject"),
 ) -> tuple[float, float]:
-    """(false miss on the source abstracts, detection of the swapped outcomes) at one outcome bar."""
+    """(false miss on the source abstracts, detection of the swapped parts of one role: "outcome", "setting"
+    or "subject") at the bars given (keyword arguments of `key_concepts`). The false miss counts the concepts
+    of the `counted` roles: the setting and subject together by default (the subject is fitted after the
+    setting, on what the setting left)."""
     missed = 0
     for q in questions:
         terms = DocumentTerms(corpus.docs[q.pmid])
-        outcomes = [c for c in key_concepts(q.question, corpus.df, key_bar, bar) if c.outcome]
-        missed += any(not covers(c, terms) for c in outcomes)
-    detected = sum(
-        any(c.text == s["outcome"] for c in key_concepts(s["question"], corpus.df, key_bar, bar))
-        for s in swapped
-    )
-    return missed / len(questions), detected / max(len(swapped), 1)
-
-
-def role_figures(
-    questions: list[Question], swapped: list[dict], corpus: Corpus, bars: dict[str, float], role: str
-) -> tuple[float, float]:
-    """(false miss on the source abstracts, detection of the swapped parts of one role, "setting" or
-    "subject") at the bars given (keyword arguments of `key_concepts`). The false miss counts the setting
-    and subject concepts together: the subject is fitted after the setting, on what the setting left."""
-    missed = 0
-    for q in questions:
-        terms = DocumentTerms(corpus.docs[q.pmid])
-        of_role = [c for c in key_concepts(q.question, corpus.df, **bars) if c.setting or c.subject]
-        missed += any(not covers(c, terms) for c in of_role)
+        of_roles = [
+            c for c in key_concepts(q.question, corpus.df, **bars) if any(getattr(c, r) for r in counted)
+        ]
+        missed += any(not covers(c, terms) for c in of_roles)
     detected = sum(
         any(c.text == s[role] for c in key_concepts(s["question"], corpus.df, **bars)) for s in swapped
     )
     return missed / len(questions), detected / max(len(swapped), 1)
+
+
+def outcome_figures(
+    questions: list[Question], swapped: list[dict], corpus: Corpus, key_bar: float, bar: float
+) -> tuple[float, float]:
+    """(false miss on the source abstracts, detection of the swapped outcomes) at one outcome bar."""
+    bars = {"max_df_share": key_bar, "max_outcome_df_share": bar}
+    return figures(questions, swapped, corpus, bars, "outcome", counted=("outcome",))
 
 
 def fit_role_bar(
@@ -205,7 +205,7 @@ def fit_role_bar(
     arg = f"max_{role}_df_share"
     scores, misses = {}, {}
     for bar in ROLE_GRID:
-        miss, detected = role_figures(train, train_swaps, corpus, {**bars, arg: bar}, role)
+        miss, detected = figures(train, train_swaps, corpus, {**bars, arg: bar}, role)
         scores[bar], misses[bar] = detected - miss, miss
         print(f"  {bar:<6} {miss:.3f}  {detected:.3f}  {scores[bar]:+.3f}")
     within = [b for b in ROLE_GRID if misses[b] <= MISS_BUDGET]
@@ -214,7 +214,7 @@ def fit_role_bar(
         f"chosen on TRAIN (best detection - false miss with false miss <= {MISS_BUDGET}): max_{role}_df = {chosen}"
     )
     for bar in sorted({chosen, ROLE_GRID[0]}):
-        miss, detected = role_figures(held_out, held_swaps, corpus, {**bars, arg: bar}, role)
+        miss, detected = figures(held_out, held_swaps, corpus, {**bars, arg: bar}, role)
         print(f"HELD-OUT at {bar}: false miss {miss:.3f}, swapped {role}s detected {detected:.3f}")
     if write:
         about = (
@@ -336,11 +336,11 @@ def main() -> None:
     print("TRAIN: bar -> false miss on source abstracts, swapped outcomes detected, detection - false miss")
     scores = {}
     for bar in GRID:
-        miss, detected = figures(train, train_swaps, corpus, key_bar, bar)
+        miss, detected = outcome_figures(train, train_swaps, corpus, key_bar, bar)
         scores[bar] = detected - miss
         print(f"  {bar:<6} {miss:.3f}  {detected:.3f}  {scores[bar]:+.3f}")
     chosen = max(GRID, key=lambda b: (scores[b], -b))  # ties: the stricter bar
-    miss, detected = figures(held_out, held_swaps, corpus, key_bar, chosen)
+    miss, detected = outcome_figures(held_out, held_swaps, corpus, key_bar, chosen)
     print(f"chosen on TRAIN: max_outcome_df = {chosen} (settings: {settings.agent.max_outcome_df})")
     print(f"HELD-OUT at {chosen}: false miss {miss:.3f}, swapped outcomes detected {detected:.3f}")
     bars = {"max_df_share": key_bar, "max_outcome_df_share": settings.agent.max_outcome_df}
