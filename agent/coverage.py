@@ -171,21 +171,28 @@ _SPELLINGS = [
 ]
 
 
+Role = Literal["", "outcome", "setting", "subject"]
+
+
 @dataclass
 class Concept:
     text: str  # as written in the question
     terms: list[str]  # specific terms: stems, or "word x" compounds checked as phrases
     words: list[str] = field(default_factory=list)
     respelled: dict[str, list[str]] = field(default_factory=dict)  # a stem the index lacks -> respellings
-    outcome: bool = False  # an asked outcome below the key-concept bar: covered by any of its terms
-    setting: bool = False  # the population or condition, below the key-concept bar: covered as a key concept
-    subject: bool = False  # the entity asked about, below the key-concept bar: covered as a key concept
+    # "" for a key concept; otherwise the role that let it in below the key-concept bar: an asked "outcome"
+    # (covered by any of its terms), the "setting" (population or condition) or the "subject" (the entity
+    # asked about), both covered as key concepts
+    role: Role = ""
     unseen: list[str] = field(default_factory=list)  # its words the index never saw, casefolded
+
+    @property
+    def outcome(self) -> bool:
+        return self.role == "outcome"
 
     def described(self) -> str:
         """The concept as the trace shows it: its text and its role ("aspirin (subject)")."""
-        role = next((r for r in ("subject", "outcome", "setting") if getattr(self, r)), "")
-        return f"{self.text} ({role})" if role else self.text
+        return f"{self.text} ({self.role})" if self.role else self.text
 
     def initials(self) -> str:
         return "".join(w[0] for w in self.words).upper() if len(self.words) >= 2 else ""
@@ -244,9 +251,6 @@ def respellings(term: str, df: DocumentFrequencies) -> list[str]:
     return sorted(t for t in put_back | swapped if df.counts.get(t, 0))
 
 
-Role = Literal["", "outcome", "setting", "subject"]
-
-
 def _chunks(question: str) -> list[tuple[list[str], Role]]:
     """The question cut at stop, generic and verb words; each chunk with its role: "outcome" for the asked
     outcome (the first chunk after an outcome verb, across the stop and generic words between: "reduce the
@@ -302,9 +306,7 @@ def key_concepts(
         if concept is None and role and bars[role] > 0:
             concept = _concept(chunk, words, df, bars[role])
             if concept is not None:
-                concept.outcome = role == "outcome"
-                concept.setting = role == "setting"
-                concept.subject = role == "subject"
+                concept.role = role
         if concept is not None:
             concepts.append(concept)
     return concepts

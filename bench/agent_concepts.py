@@ -291,9 +291,9 @@ def roles_report(corpus: Corpus, bars: dict[str, float]) -> None:
     found = 0
     for question in questions:
         roles = [
-            f"{c.text} [{'subject' if c.subject else 'setting'}]"
+            f"{c.text} [{c.role}]"
             for c in key_concepts(question, corpus.df, **bars)
-            if c.subject or c.setting
+            if c.role in ("subject", "setting")
         ]
         found += bool(roles)
         if roles:

@@ -162,8 +162,8 @@ def test_the_subject_and_the_setting_are_concepts_below_the_key_concept_bar() ->
     question = "Does tumour size predict survival in oesophageal cancer?"
     assert key_concepts(question, df, 0.0, 0.0) == []
     concepts = key_concepts(question, df, 0.0, 0.9, 0.9, 0.9)
-    assert [(c.text, c.subject, c.outcome, c.setting) for c in concepts] == [
-        ("tumour size", True, False, False), ("survival", False, True, False), ("oesophageal cancer", False, False, True)
+    assert [(c.text, c.role) for c in concepts] == [
+        ("tumour size", "subject"), ("survival", "outcome"), ("oesophageal cancer", "setting")
     ]  # fmt: skip
     assert [c.text for c in key_concepts(question, df, 0.0, 0.9, 0.9, 0.0)] == [
         "survival",
