@@ -20,7 +20,11 @@ nasopharyngeal carcinoma") within `max_setting_df_share`. Both are covered as ke
 term). Without them "Does aspirin prevent colorectal cancer?" (aspirin in 22 of 5,136 abstracts, far above
 the key-concept bar) was answered "yes" from colorectal cancer abstracts that never mention aspirin, and a
 question on oesophageal cancer from ovarian, lung and sarcoma abstracts. Both bars are fitted on TRAIN
-questions against swapped subjects and settings (bench/agent_concepts.py).
+questions against swapped subjects and settings (bench/agent_concepts.py). A patient's question is spoken,
+not titled: the opening word must open the question or one of its sentences ("I have gout and ...", "Back
+pain could be ..." name no subject after "have" or "could"), counts and dosage forms are not the entity
+("how many pills of | ibuprofen", "a steroid | cream", "something like | Ambien"), and "in addition", "in
+order to", "in fact" name no setting (bench/agent_expert_roles.py reads the K-QA and BioGen questions).
 
 A concept is covered by an abstract (title + text) when its rarest specific term occurs there (stems, as
 BM25 sees them; compounds as phrases), or when its initials do ("chronic obstructive pulmonary disease" ->
@@ -99,7 +103,19 @@ CONVERSATIONAL = frozenset(
         friend boyfriend girlfriend prescribe prescribed prescribing mention mentioned verify happen happens
         happened done exactly example examples reason reasons way ways feeling looking doctor doctors pt
         bad main miss supposed fear wean pick turn turned quit breathe stop medicine medicines med meds generally
+        suggest suggests recommend recommends
         along last""",
+        stem=True,
+    )
+)
+# Words that count, compare or name a dosage form: they sit at the head of a patient's subject ("how | many
+# pills of | ibuprofen", "something | like | Ambien", "a steroid | cream") and, rare in abstracts, became the
+# required word of a subject ("not covered: many pills") where the entity is the drug.
+QUANTITIES_AND_FORMS = frozenset(
+    tokenize(
+        """many much some most two three four five six seven eight nine ten once twice like unlike besides pill
+        pills tablet tablets capsule capsules cream creams ointment ointments lotion lotions spray sprays
+        prescription prescriptions""",
         stem=True,
     )
 )
@@ -116,7 +132,8 @@ VERBS = frozenset(
         gives get gets want wants know knows teach teach understand understands show shows compare compares
         respond responds receive receives undergo undergoes achieve achieves allow allows provide provides
         result results depend depends vary varies play plays decline declines agree agrees
-        continue continues offer offers meet meets elucidate elucidates confound confounds compromise compromises""",
+        continue continues offer offers meet meets elucidate elucidates confound confounds compromise compromises
+        put puts took cure cures approve approves approved eat eats swallow swallows pierce pierced""",
         stem=True,
     )
 )
@@ -141,13 +158,21 @@ QUESTION_OPENERS = frozenset(
 SETTING_FRAMES = frozenset(
     tokenize(
         """management pathogenesis practice response perspective routine era context presence absence
-        development course vivo vitro view light terms regard daily everyday general real world diagnosis
+        development course vivo vitro view light terms regard daily everyday general real world diagnosis case
         prevention evaluation assessment detection prediction prognosis screening""",
         stem=True,
     )
 )
 
+# Words after "in" that make an idiom, not a population: "in | addition", "in | order to", "in | fact". The
+# setting is dropped.
+SETTING_IDIOMS = frozenset(tokenize("addition order fact summary particular", stem=True))
+
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# A subject follows an opening word only where a sentence opens: "Back pain could be ...", "I have gout
+# and ..." ask about no entity after "could" or "have"; a title's "X--is it Y?" opens one.
+SENTENCE_STOPS = frozenset([".", "?", "!", ":", ";", "--", "\u2014"])
+_WORD_OR_STOP = re.compile(r"[^\W_]+|[.?!:;\u2014]|--", re.UNICODE)
 _LETTERS = string.ascii_lowercase + string.digits
 MIN_RESPELL_LENGTH = 6  # stems shorter than this are too close to other words to guess at
 # Endings that turn one medical stem into another word of the same family ("cirrh-osis" / "cirrh-otic",
@@ -172,6 +197,7 @@ _SPELLINGS = [
 
 
 Role = Literal["", "outcome", "setting", "subject"]
+CUT_WORDS = (GENERIC, VERBS, CONVERSATIONAL, QUANTITIES_AND_FORMS)  # a chunk ends at any of these
 
 
 @dataclass
@@ -257,11 +283,17 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
     risk of | fractures"), "setting" for the population or condition (the first chunk after "in" or
     "among", across stop, generic and framing words: "in patients with | oesophageal cancer", "in the
     management of | nasopharyngeal carcinoma"), "subject" for the entity asked about (the first chunk after
-    the question's opening word: "Does | aspirin", "Is there evidence that | metformin"), "" otherwise."""
+    an opening word that opens the question or one of its sentences: "Does | aspirin", "Is there evidence
+    that | metformin"), "" otherwise."""
     chunks: list[tuple[list[str], Role]] = [([], "")]
     pending: Role = ""
     subject_seen = False
-    for word in _WORD.findall(question):
+    opening = True  # the word opens the question or a sentence of it
+    for word in _WORD_OR_STOP.findall(question):
+        if word in SENTENCE_STOPS:
+            opening = True
+            continue
+        at_opening, opening = opening, False
         low = word.casefold()
         words = chunks[-1][0]
         if len(low) == 1 and low.isalpha() and low in "dtbkce" and words:  # vitamin D, T cell
@@ -270,13 +302,17 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
         if low.isdigit():  # numbers are not concepts ("fourteen years" is not one either, but is rare)
             continue
         stem = _stem(low)
-        cut = low in STOPWORDS or stem is None or any(stem in s for s in (GENERIC, VERBS, CONVERSATIONAL))
+        cut = low in STOPWORDS or stem is None or any(stem in s for s in CUT_WORDS)
+        if pending == "setting" and not words and stem in SETTING_IDIOMS:
+            pending = ""
+            chunks.append(([], pending))
+            continue
         if cut or (pending == "setting" and not words and stem in SETTING_FRAMES):
             if stem in OUTCOME_VERBS:
                 pending = "outcome"
             elif low in SETTING_PREPOSITIONS and (words or pending != "outcome"):  # "decrease in | mortality"
                 pending = "setting"
-            elif low in QUESTION_OPENERS and not subject_seen and (words or not pending):
+            elif low in QUESTION_OPENERS and at_opening and not subject_seen and (words or not pending):
                 pending = "subject"
             elif words:  # a chunk ends here: what was pending was given to it
                 pending = ""

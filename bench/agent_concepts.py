@@ -166,9 +166,7 @@ def figures(
     missed = 0
     for q in questions:
         terms = DocumentTerms(corpus.docs[q.pmid])
-        of_roles = [
-            c for c in key_concepts(q.question, corpus.df, **bars) if any(getattr(c, r) for r in counted)
-        ]
+        of_roles = [c for c in key_concepts(q.question, corpus.df, **bars) if c.role in counted]
         missed += any(not covers(c, terms) for c in of_roles)
     detected = sum(
         any(c.text == s[role] for c in key_concepts(s["question"], corpus.df, **bars)) for s in swapped
