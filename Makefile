@@ -43,6 +43,7 @@ browser:
 
 lint: setup
 	$(BIN)/ruff check core index agent evaluator app tests bench
+	$(BIN)/ruff format --check core index agent evaluator app tests bench
 	$(BIN)/python -m tests.test_layers
 	$(BIN)/python -m tests.test_layers --mypy
 

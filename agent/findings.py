@@ -40,7 +40,8 @@ from biocite.records import Document, Evidence, Sentence
 from biocite.sentences import section_label
 from biocite.settings import Settings
 
-ARTIFACT_VERSION = 2  # 2: C chosen by cross-validation on train; the saved layout is biocite.heads.LinearModel
+# 2: C chosen by cross-validation on train; the saved layout is biocite.heads.LinearModel
+ARTIFACT_VERSION = 2
 KIND = "findings"
 LABELS = ["other", "answer_bearing"]
 MIN_TRAIN_ABSTRACTS = 50  # PubMedQA train-part source abstracts the index must hold to train on
@@ -209,7 +210,9 @@ def training_abstracts(train_pmids: set[str], store: SentenceStore) -> list[Labe
     return pubmedqa_training(train_pmids, store) + section_training(store, all_questions)
 
 
-def abstract_features(items: Sequence[LabelledAbstract], encoder: TextEncoder) -> tuple[np.ndarray, np.ndarray]:
+def abstract_features(
+    items: Sequence[LabelledAbstract], encoder: TextEncoder
+) -> tuple[np.ndarray, np.ndarray]:
     rows: list[np.ndarray] = []
     ys: list[int] = []
     for item in items:

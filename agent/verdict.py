@@ -101,7 +101,8 @@ _CLAUSE_BREAK = re.compile(r"(?<=[?.!])\s+|\.(?=[A-Z])|[,;:]\s+")
 # A question that starts mid-sentence, after words that do not open one: a question word, or a request
 # ("... Lexapro would you tell me more about it?"); an auxiliary alone is not ("Back pain could be ...").
 _INNER_QUESTION = re.compile(
-    r"(?<=\w )(?:what|what's|whats|which|who|when|where|how|why|(?:can|could|would|will) you)\b", re.IGNORECASE
+    r"(?<=\w )(?:what|what's|whats|which|who|when|where|how|why|(?:can|could|would|will) you)\b",
+    re.IGNORECASE,
 )
 
 

@@ -465,12 +465,17 @@ def train_verdict_cmd(
     ] = False,
     limit: Annotated[
         int | None,
-        typer.Option("--limit", min=1, help="Only the first N train questions for the LLM head (a quick try)."),
+        typer.Option(
+            "--limit", min=1, help="Only the first N train questions for the LLM head (a quick try)."
+        ),
     ] = None,
     held_out: Annotated[
         int | None,
-        typer.Option("--held-out", min=0, help="Held-out questions measured (default all 200; with --llm "
-                     "each is one more LLM call)."),
+        typer.Option(
+            "--held-out",
+            min=0,
+            help="Held-out questions measured (default all 200; with --llm each is one more LLM call).",
+        ),
     ] = None,
     preset: PresetOpt = None,
     overrides: SetOpt = None,
@@ -583,10 +588,16 @@ def check_cmd(
         f"{p['contradicts']:.2f}, neutral {p['neutral']:.2f}, not relevant {p['not_relevant']:.2f}"
     )
     if result.verbatim or result.clause_quote:
-        what = "the first sentence below word for word" if result.verbatim else "a clause the first sentence asserts"
+        what = (
+            "the first sentence below word for word"
+            if result.verbatim
+            else "a clause the first sentence asserts"
+        )
         console.print(f"  the claim is {what}: supported as quoted")
     if not result.evidence:
-        console.print("  no sentence to judge: the text is empty or only metadata (registration, keywords, ...)")
+        console.print(
+            "  no sentence to judge: the text is empty or only metadata (registration, keywords, ...)"
+        )
     for ev in result.evidence[:2]:
         marks = ", ".join(f"'{s.text}' [{s.start}:{s.end}]" for s in ev.phrases)
         console.print(f"  [{ev.start}:{ev.end}] P(supports) {ev.score:.2f}: {ev.text}", highlight=False)

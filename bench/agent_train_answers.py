@@ -204,7 +204,9 @@ def main() -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[])
     parser.add_argument("--llm", action="store_true", help="also the verdict model stacked on the local LLM")
     parser.add_argument("--support", action="store_true", help="also the support-model features experiment")
-    parser.add_argument("--words", action="store_true", help="also the negation-scoped word features experiment")
+    parser.add_argument(
+        "--words", action="store_true", help="also the negation-scoped word features experiment"
+    )
     args = parser.parse_args()
 
     settings = load_settings(None, args.overrides)

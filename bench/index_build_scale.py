@@ -183,7 +183,9 @@ def main() -> int:
     index = args.out / "killed"
     db = index / "docs.sqlite"
     target = int(args.docs * args.kill_at)
-    watch(build_cmd(corpus, index, home), until=lambda: count(db, "SELECT COUNT(*) FROM embeddings") >= target)
+    watch(
+        build_cmd(corpus, index, home), until=lambda: count(db, "SELECT COUNT(*) FROM embeddings") >= target
+    )
     docs_before = count(db, "SELECT COUNT(*) FROM docs")
     embedded_before = count(db, "SELECT COUNT(*) FROM embeddings")
     resumed, resumed_s, resumed_peak = watch(build_cmd(corpus, index, home))

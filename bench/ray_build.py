@@ -46,7 +46,9 @@ def main() -> int:
     corpus, home = args.out / "corpus", args.out / "home"
     write_corpus(corpus, args.docs)
     single, single_s, single_peak = build(corpus, args.out / "single", home)
-    ray, ray_s, ray_peak = build(corpus, args.out / "ray", home, "--ray", "auto", "--set", "index.ray_workers=2")
+    ray, ray_s, ray_peak = build(
+        corpus, args.out / "ray", home, "--ray", "auto", "--set", "index.ray_workers=2"
+    )
 
     from biocite.index.build import open_index
     from biocite.index.hybrid import HybridRetriever

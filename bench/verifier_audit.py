@@ -33,7 +33,9 @@ from biocite.support import SupportModel  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("records", type=Path)
     parser.add_argument("--n", type=int, default=30, help="answers (non-abstained) to audit")
     parser.add_argument("--set", dest="overrides", action="append", default=[])

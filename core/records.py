@@ -49,9 +49,9 @@ def _pmid_field(value: Any) -> Any:
 Pmid = Annotated[str, BeforeValidator(_pmid_field)]
 
 
-
 QuestionType = Literal["yes/no", "factoid", "list", "open"]
 Verdict = Literal["yes", "no", "mixed", "insufficient"]
+
 
 class Section(BaseModel):
     """A labelled part of a structured abstract (BACKGROUND, METHODS, ...)."""

@@ -46,7 +46,9 @@ def mypy_tree(tmp: Path) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).with_name("mypy")
     env = {**os.environ, "MYPYPATH": str(tree)}
     config = ["--config-file", str(REPO / "pyproject.toml"), "--cache-dir", str(REPO / ".mypy_cache")]
-    return subprocess.run([str(exe), *config, "-p", "biocite"], capture_output=True, text=True, env=env, cwd=tree)
+    return subprocess.run(
+        [str(exe), *config, "-p", "biocite"], capture_output=True, text=True, env=env, cwd=tree
+    )
 
 
 def test_layer_contracts_hold(tmp_path: Path) -> None:

@@ -580,8 +580,7 @@ CASES: list[Case] = [
     ),  # fmt: skip
     Case(
         "train verdict --llm with an unreachable endpoint",
-        ["train", "verdict", "--llm", "-s", "llm.backend=openai", "-s", "llm.base_url=http://127.0.0.1:9/v1",
-         "-s", "llm.model=x"],
+        "train verdict --llm -s llm.backend=openai -s llm.base_url=http://127.0.0.1:9/v1 -s llm.model=x".split(),
         2,
         check=names("127.0.0.1:9/v1", "unreachable"),
     ),  # fmt: skip

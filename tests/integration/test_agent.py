@@ -138,7 +138,11 @@ def test_each_document_is_fetched_and_each_sentence_encoded_once_per_question(se
     docs, encoder = CountingDocs(index.docs), CountingEncoder(index.embedder)
     retriever = HybridRetriever(dataclasses.replace(index, docs=docs, embedder=encoder), settings)
     agent = Agent(settings, retriever=retriever)
-    _ = agent.findings, agent.verdict_model, agent.doc_freqs  # loaded (or trained) once per agent, not counted
+    _ = (
+        agent.findings,
+        agent.verdict_model,
+        agent.doc_freqs,
+    )  # loaded (or trained) once per agent, not counted
     docs.fetched.clear(), docs.split.clear(), encoder.encoded.clear()
     answer = agent.ask(questions[QUESTION_PMIDS[0]], mode="extractive")
     assert not answer.abstained and answer.references

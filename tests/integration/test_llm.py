@@ -178,7 +178,9 @@ def test_yes_no_mass_normalises_token_variants() -> None:
     assert mass is not None
     assert mass[0] == pytest.approx(0.6) and mass[1] == pytest.approx(0.25)
     assert llm.yes_no_mass(None) is None and llm.yes_no_mass({"content": []}) is None
-    three = llm.word_mass(_lp(("Yes", 0.5), ("maybe", 0.3), (" Maybe", 0.1), ("No", 0.05)), ("yes", "no", "maybe"))
+    three = llm.word_mass(
+        _lp(("Yes", 0.5), ("maybe", 0.3), (" Maybe", 0.1), ("No", 0.05)), ("yes", "no", "maybe")
+    )
     assert three == pytest.approx({"yes": 0.5, "no": 0.05, "maybe": 0.4})
 
 

@@ -112,8 +112,8 @@ def violations() -> list[str]:
 
 def test_no_function_level_imports_but_heavy_ones() -> None:
     bad = violations()
-    assert not bad, "move these to the module top (or add a heavy library to HEAVY, with its reason):\n" + "\n".join(
-        bad
+    assert not bad, (
+        "move these to the module top (or add a heavy library to HEAVY, with its reason):\n" + "\n".join(bad)
     )
 
 
@@ -121,7 +121,9 @@ def test_entry_point_list_is_current() -> None:
     """Every ENTRY_POINT_LAZY entry is still imported lazily there (no stale exceptions)."""
     for rel, modules in ENTRY_POINT_LAZY.items():
         present = {m for _, m in _function_imports(ast.parse((ROOT / rel).read_text(encoding="utf-8")))}
-        assert modules <= present, f"{rel}: no longer lazy, drop from ENTRY_POINT_LAZY: {sorted(modules - present)}"
+        assert modules <= present, (
+            f"{rel}: no longer lazy, drop from ENTRY_POINT_LAZY: {sorted(modules - present)}"
+        )
 
 
 if __name__ == "__main__":

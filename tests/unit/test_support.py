@@ -148,7 +148,10 @@ def test_pairs_file_errors_name_the_line(tmp_path) -> None:
 
 
 def test_verbatim_index_finds_the_claim_as_a_whole_sentence_only() -> None:
-    sentences = ["Methods were standard.", "Ketamine sedation was successful and well tolerated in all cases."]
+    sentences = [
+        "Methods were standard.",
+        "Ketamine sedation was successful and well tolerated in all cases.",
+    ]
     assert verbatim_index("ketamine sedation was successful, and well tolerated in all cases", sentences) == 1
     assert verbatim_index("Ketamine sedation was successful.", sentences) is None  # a part is not a copy
     assert verbatim_index("It is not true that methods were standard.", sentences) is None
@@ -183,7 +186,9 @@ CLAUSE_SENTENCES = [
         ("", None),
     ],
 )
-def test_clause_quote_index_accepts_only_clauses_the_sentence_asserts(claim: str, expected: int | None) -> None:
+def test_clause_quote_index_accepts_only_clauses_the_sentence_asserts(
+    claim: str, expected: int | None
+) -> None:
     assert clause_quote_index(claim, CLAUSE_SENTENCES) == expected
 
 
