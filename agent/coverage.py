@@ -26,7 +26,7 @@ pain could be ..." name no subject after "have" or "could"), counts and dosage f
 ("how many pills of | ibuprofen", "a steroid | cream", "something like | Ambien"), and "in addition", "in
 order to", "in fact" name no setting (bench/agent_expert_roles.py reads the K-QA and BioGen questions).
 
-A concept is covered by an abstract (title + text) when its rarest specific term occurs there (stems, as
+A concept is covered by an abstract (title, text and MeSH headings) when its rarest specific term occurs there (stems, as
 BM25 sees them; compounds as phrases), or when its initials do ("chronic obstructive pulmonary disease" ->
 "COPD"); an outcome concept when any of its terms occurs ("hepatic fibrosis" by "liver fibrosis").
 `max_df_share`, `max_outcome_df_share`, `max_subject_df_share` and `max_setting_df_share` are fitted on the
@@ -172,7 +172,10 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # A subject follows an opening word only where a sentence opens: "Back pain could be ...", "I have gout
 # and ..." ask about no entity after "could" or "have"; a title's "X--is it Y?" opens one.
 SENTENCE_STOPS = frozenset([".", "?", "!", ":", ";", "--", "\u2014"])
-_WORD_OR_STOP = re.compile(r"[^\W_]+|[.?!:;\u2014]|--", re.UNICODE)
+# A word may be a hyphen or slash compound: one word when a part holds a digit ("CA19-9", "IL-6", "SARS-CoV-2"),
+# its parts otherwise ("long-term"), as biocite.tokenize cuts them for the index.
+_WORD_OR_STOP = re.compile(r"[^\W_]+(?:[-/][^\W_]+)*|[.?!:;\u2014]|--", re.UNICODE)
+_SEPARATOR = re.compile(r"[-/]")
 _LETTERS = string.ascii_lowercase + string.digits
 MIN_RESPELL_LENGTH = 6  # stems shorter than this are too close to other words to guess at
 # Endings that turn one medical stem into another word of the same family ("cirrh-osis" / "cirrh-otic",
@@ -277,6 +280,18 @@ def respellings(term: str, df: DocumentFrequencies) -> list[str]:
     return sorted(t for t in put_back | swapped if df.counts.get(t, 0))
 
 
+def _question_words(question: str) -> list[str]:
+    """The question's words, cut as the index's tokenizer cuts them, and its sentence stops. "CA19-9" was
+    "CA19" and "9" here but "ca199" in the index, and the agent said no abstract mentions it."""
+    words: list[str] = []
+    for token in _WORD_OR_STOP.findall(question):
+        if token in SENTENCE_STOPS or not _SEPARATOR.search(token) or any(c.isdigit() for c in token):
+            words.append(token)
+        else:
+            words.extend(_SEPARATOR.split(token))
+    return words
+
+
 def _chunks(question: str) -> list[tuple[list[str], Role]]:
     """The question cut at stop, generic and verb words; each chunk with its role: "outcome" for the asked
     outcome (the first chunk after an outcome verb, across the stop and generic words between: "reduce the
@@ -289,7 +304,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
     pending: Role = ""
     subject_seen = False
     opening = True  # the word opens the question or a sentence of it
-    for word in _WORD_OR_STOP.findall(question):
+    for word in _question_words(question):
         if word in SENTENCE_STOPS:
             opening = True
             continue
@@ -299,7 +314,9 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
         if len(low) == 1 and low.isalpha() and low in "dtbkce" and words:  # vitamin D, T cell
             words[-1] = f"{words[-1]} {word}"
             continue
-        if low.isdigit():  # numbers are not concepts ("fourteen years" is not one either, but is rare)
+        if _SEPARATOR.sub(
+            "", low
+        ).isdigit():  # numbers are not concepts ("fourteen years" is not either, but is rare)
             continue
         stem = _stem(low)
         cut = low in STOPWORDS or stem is None or any(stem in s for s in CUT_WORDS)
@@ -373,7 +390,9 @@ class DocumentTerms:
     """What coverage checks look up in one abstract: its stems, its normalised text and its words."""
 
     def __init__(self, doc: Document) -> None:
-        text = f"{doc.title} {doc.abstract}"
+        # MeSH headings are NLM's reading of what the abstract is about: "pancreatoduodenectomy for PA" is
+        # on pancreatic cancer by its heading "Pancreatic Neoplasms", by none of its words.
+        text = " ".join([doc.title, doc.abstract, *(f"{heading};" for heading in doc.mesh)])
         self.text = text
         self.stems = set(tokenize(text, stem=True))
         self.flat = " " + " ".join(re.findall(r"[a-z0-9]+", text.casefold())) + " "

@@ -743,7 +743,17 @@ class Agent:
             return evidence, None, [], []
         covered = coverage(concepts, {p: docs[p] for p in dict.fromkeys(e.pmid for e in evidence)})
         # Key concepts first, then the asked outcome: an abstract on the outcome alone substitutes nothing.
-        rank = {p: (sum(not concepts[i].outcome for i in c), len(c)) for p, c in covered.items()}
+        # Among abstracts covering as many, those on the entity asked about (key concepts and the subject)
+        # before those on the population alone: "Is CA19-9 useful in pancreatic cancer?" was answered from
+        # pancreatic cancer abstracts that never mention CA19-9, with nothing said to be missing.
+        rank = {
+            p: (
+                sum(not concepts[i].outcome for i in c),
+                sum(concepts[i].role in ("", "subject") for i in c),
+                len(c),
+            )
+            for p, c in covered.items()
+        }
         most = max(rank.values())
         best = {p for p, r in rank.items() if r == most}
         union = set().union(*(covered[p] for p in best))

@@ -213,6 +213,30 @@ def test_agent_answers_for_the_asked_population_only() -> None:
     assert cited[0] == {"444"} and "111" in cited[1]
 
 
+def test_a_compound_with_a_digit_is_one_word_as_the_index_has_it() -> None:
+    """'CA19-9' is 'ca199' in the index: as 'CA19' and '9' it was a word no abstract has, and 'IL-6' was
+    'IL', which an abstract on IL-2 covered."""
+    df = _df("CA19-9 in pancreatic cancer", "IL-6 in sepsis", "IL-2 in melanoma", n_other=20)
+    ca, il6 = (key_concepts(q, df, 0.1)[0] for q in ("Is CA19-9 useful?", "Does IL-6 predict death?"))
+    assert (ca.text, ca.terms, ca.unseen) == ("CA19-9", ["ca199"], [])
+    assert covers(ca, _doc("", "Serum CA-19-9 was raised.")) and not covers(
+        ca, _doc("", "CA 125 was raised.")
+    )
+    assert il6.terms == ["il6"] and not covers(il6, _doc("", "IL-2 therapy in melanoma."))
+    assert [c.words for c in key_concepts("Is long-term aspirin safe?", _df("aspirin"), 0.5)] == [
+        ["long", "term", "aspirin"]
+    ]  # a compound without a digit is its words, as in the index
+
+
+def test_mesh_headings_cover_a_concept() -> None:
+    """NLM's headings say what an abstract is about when its words do not ("pancreatoduodenectomy for PA")."""
+    df = _df("pancreatic cancer", "ovarian cancer", n_other=2)
+    setting = key_concepts("Does CA19-9 predict survival in pancreatic cancer?", df, 0.0, 0.0, 1.0)[-1]
+    text = "Survival after pancreatoduodenectomy for PA was shorter with a high CA19-9."
+    assert setting.role == "setting" and not covers(setting, _doc("", text))
+    assert covers(setting, DocumentTerms(Document(pmid="1", abstract=text, mesh=["Pancreatic Neoplasms"])))
+
+
 def test_an_asked_outcome_is_covered_by_any_of_its_terms() -> None:
     df = _df("liver fibrosis", "hepatic steatosis", n_other=2)
     outcome = key_concepts("Does telmisartan prevent hepatic fibrosis?", df, 0.0, 0.5)[-1]
@@ -434,9 +458,27 @@ class TokenDocs(FakeDocs):
 
 
 class TokenDocsRetriever(FakeRetriever):
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, abstracts: dict[str, tuple[str, str]] = ABSTRACTS) -> None:
+        super().__init__(abstracts)
         self.documents = TokenDocs(self.documents.docs)
+
+
+def test_agent_answers_from_the_entity_asked_about_before_the_population_alone() -> None:
+    """No abstract covers both CA19-9 and pancreatic cancer: the CA19-9 one is cited, saying pancreatic
+    cancer is not covered, never the pancreatic cancer ones that do not mention CA19-9 as a full answer."""
+    abstracts = {
+        "501": ("CA19-9 in biliary obstruction", "Serum CA19-9 was raised in biliary obstruction and fell "
+                "after drainage in all 40 patients."),
+        "502": ("Pancreatic cancer surgery", "Resection of pancreatic cancer improved survival in 80 patients."),
+        "503": ("Pancreatic cancer imaging", "CT staging of pancreatic cancer was accurate in 60 patients."),
+        **{str(600 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.") for i in range(8)},
+    }  # fmt: skip
+    question = "Is CA19-9 useful in pancreatic cancer?"
+    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
+    agent = Agent(agent_settings(*bars, "agent.max_subject_df=0.2"), retriever=TokenDocsRetriever(abstracts))
+    answer = agent.ask(question, mode="extractive")
+    assert not answer.abstained and answer.not_covered == ["pancreatic cancer"]
+    assert {c.pmid for s in answer.sentences for c in s.citations} == {"501"}
 
 
 def test_agent_abstains_naming_a_concept_no_indexed_abstract_mentions() -> None:
