@@ -66,7 +66,7 @@ from functools import cached_property
 from typing import Literal
 
 from biocite.records import Document, Evidence
-from biocite.tokenize import STOPWORDS, tokenize
+from biocite.tokenize import STOPWORDS, compound_parts, tokenize
 
 # Words of question templates and generic outcome words: they never make a concept on their own.
 GENERIC = frozenset(
@@ -283,13 +283,8 @@ def respellings(term: str, df: DocumentFrequencies) -> list[str]:
 def _question_words(question: str) -> list[str]:
     """The question's words, cut as the index's tokenizer cuts them, and its sentence stops. "CA19-9" was
     "CA19" and "9" here but "ca199" in the index, and the agent said no abstract mentions it."""
-    words: list[str] = []
-    for token in _WORD_OR_STOP.findall(question):
-        if token in SENTENCE_STOPS or not _SEPARATOR.search(token) or any(c.isdigit() for c in token):
-            words.append(token)
-        else:
-            words.extend(_SEPARATOR.split(token))
-    return words
+    tokens = _WORD_OR_STOP.findall(question)
+    return [part for t in tokens for part in ([t] if t in SENTENCE_STOPS else compound_parts(t))]
 
 
 def _chunks(question: str) -> list[tuple[list[str], Role]]:
@@ -314,9 +309,8 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
         if len(low) == 1 and low.isalpha() and low in "dtbkce" and words:  # vitamin D, T cell
             words[-1] = f"{words[-1]} {word}"
             continue
-        if _SEPARATOR.sub(
-            "", low
-        ).isdigit():  # numbers are not concepts ("fourteen years" is not either, but is rare)
+        # numbers are not concepts, nor are number compounds ("19-9"; "fourteen years" is not either, but is rare)
+        if _SEPARATOR.sub("", low).isdigit():
             continue
         stem = _stem(low)
         cut = low in STOPWORDS or stem is None or any(stem in s for s in CUT_WORDS)

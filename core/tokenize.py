@@ -58,20 +58,18 @@ def _stemmer() -> Stemmer.Stemmer:
     return stemmer
 
 
+def compound_parts(word: str) -> list[str]:
+    """A hyphen/slash compound's words as written: the compound itself when a part holds a digit (``IL-6``),
+    its parts otherwise (``long-term`` -> ``long``, ``term``); any other word alone."""
+    if _SEP.search(word) and not _HAS_DIGIT.search(word):
+        return _SEP.split(word)
+    return [word]
+
+
 def _words(text: str) -> list[str]:
     text = unicodedata.normalize("NFKC", text).casefold().translate(_GREEK_TABLE)
     text = _POSSESSIVE.sub("", text)
-    out: list[str] = []
-    for match in _WORD.finditer(text):
-        word = match.group()
-        if "-" in word or "/" in word:
-            if _HAS_DIGIT.search(word):
-                out.append(_SEP.sub("", word))
-            else:
-                out.extend(_SEP.split(word))
-        else:
-            out.append(word)
-    return out
+    return [_SEP.sub("", part) for match in _WORD.finditer(text) for part in compound_parts(match.group())]
 
 
 def tokenize(text: str, stem: bool = True) -> list[str]:
