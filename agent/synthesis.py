@@ -5,6 +5,8 @@
 - a sentence that restates one evidence sentence cites that sentence's abstract (never another);
 - fragments ("...allowing the tenta", "overlap clinically and histologically,.") and repeated definitions
   are dropped;
+- a sentence that opens with an answer word ("Yes, this is a metabolic adaptation to pregnancy.") is the
+  LLM's own verdict, restating the question: the bottom line is the trained verdict model's, so it is dropped;
 - a rewritten search query may not state facts (no hypothetical answers) nor repeat an earlier query.
 """
 
@@ -61,6 +63,8 @@ def copied_from(text: str, evidence: list[Evidence]) -> Evidence | None:
 
 
 _FRAGMENT_END = re.compile(r"[,;:]\s*[.!?]?$|\b(?:the|a|an|of|and|or|with|to|in|for|by)\s*[.!?]?$", re.I)
+# "Yes, ..." / "No." but not "No significant difference ...": an answer word, then punctuation
+_ANSWER_WORD = re.compile(r"^\W*(?:yes|no)\s*[,.;:!\u2014-]", re.I)
 _DEFINITION = re.compile(r"^\s*([A-Za-z][\w\- ]{1,60}?)\s+(?:is|are|refers to)\s+(?:a|an|the)\b", re.I)
 
 
@@ -81,13 +85,16 @@ def polish(
     """Apply the checks above to generated sentences (bottom-line sentences pass through)."""
     kept: list[AnswerSentence] = []
     defined: set[str] = set()
-    counts = {"fragments": 0, "definitions": 0, "number re-cited": 0, "number dropped": 0, "copy re-cited": 0}
+    counts = {"fragments": 0, "own yes/no": 0, "definitions": 0, "number re-cited": 0, "number dropped": 0, "copy re-cited": 0}
     for sentence in sentences:
         if sentence.kind == "bottom_line":
             kept.append(sentence)
             continue
         if is_fragment(sentence.text):
             counts["fragments"] += 1
+            continue
+        if _ANSWER_WORD.match(sentence.text):
+            counts["own yes/no"] += 1
             continue
         definition = _DEFINITION.match(sentence.text)
         if definition:

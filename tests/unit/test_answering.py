@@ -319,6 +319,17 @@ def test_repeated_definitions_are_dropped() -> None:
     assert [s.text for s in polish([first, second], [a], [])] == [first.text]
 
 
+def test_a_generated_yes_or_no_is_dropped_the_bottom_line_is_the_verdict_models() -> None:
+    """The LLM restating the question with its own answer word ("Yes, this is a metabolic adaptation to
+    pregnancy.", kept in a held-out generate run) is dropped; a finding that opens with "No" is not."""
+    a = _evidence("1", "No significant difference in mortality was found between the two arms.")
+    own = _sentence("Yes, this is a metabolic adaptation to pregnancy.", a)
+    finding = _sentence("No significant difference in mortality was found between the two arms.", a)
+    notes: list[str] = []
+    assert [s.text for s in polish([own, finding], [a], notes)] == [finding.text]
+    assert "1 own yes/no" in notes[0]
+
+
 def test_rewritten_queries_may_not_state_facts_or_repeat() -> None:
     assert not acceptable_query("TAK-994 is developed for Parkinson's disease", [])
     assert not acceptable_query("vitamin D fractures older adults", ["older adults fractures vitamin D"])
