@@ -85,7 +85,14 @@ def polish(
     """Apply the checks above to generated sentences (bottom-line sentences pass through)."""
     kept: list[AnswerSentence] = []
     defined: set[str] = set()
-    counts = {"fragments": 0, "own yes/no": 0, "definitions": 0, "number re-cited": 0, "number dropped": 0, "copy re-cited": 0}
+    counts = {
+        "fragments": 0,
+        "own yes/no": 0,
+        "definitions": 0,
+        "number re-cited": 0,
+        "number dropped": 0,
+        "copy re-cited": 0,
+    }
     for sentence in sentences:
         if sentence.kind == "bottom_line":
             kept.append(sentence)
