@@ -72,7 +72,7 @@ from biocite.tokenize import STOPWORDS, compound_parts, tokenize
 GENERIC = frozenset(
     tokenize(
         """effect effects role impact use useful usefulness associated association associations relationship
-        relation related link linked reduce reduces reduced improve improves improved increase increases
+        relation related link linked reduce reduces reduced reduction improve improves improved increase increases
         decrease decreases predict predicts predictive predictor affect affects influence influences cause
         causes prevent prevents lead leads change changes differ difference differences correlate
         correlation exist exists work works help helps matter benefit benefits benefit require requires need
@@ -119,6 +119,19 @@ QUANTITIES_AND_FORMS = frozenset(
         stem=True,
     )
 )
+# Words that name what is asked *about* an entity, not the entity: "What are the | side effects of | statins?",
+# "the | management of | X", "Is | overexpression of | Ki-67 ...", "Does | pretreatment with | statins ...". As
+# the entity's head they became the required word ("not covered: side") and the entity went unchecked, so a
+# statin question was answered from a heparin abstract. Read off expert questions and TRAIN false misses.
+ASPECTS = frozenset(
+    tokenize(
+        """side adverse complication complications symptom symptoms sign signs mechanism mechanisms dose doses
+        dosage dosages contraindication contraindications interaction interactions prognosis management
+        etiology etiologic aetiology aetiologic pathophysiology expression overexpression presence absence
+        pretreatment condition conditions cost costs connection""",
+        stem=True,
+    )
+)
 # Verbs of research questions: they end a noun phrase ("... pulmonary disease | shorten | survival").
 VERBS = frozenset(
     tokenize(
@@ -133,7 +146,8 @@ VERBS = frozenset(
         respond responds receive receives undergo undergoes achieve achieves allow allows provide provides
         result results depend depends vary varies play plays decline declines agree agrees
         continue continues offer offers meet meets elucidate elucidates confound confounds compromise compromises
-        put puts took cure cures approve approves approved eat eats swallow swallows pierce pierced""",
+        put puts took cure cures approve approves approved eat eats swallow swallows pierce pierced reconsider
+        reconsiders rely relies avoid avoids""",
         stem=True,
     )
 )
@@ -176,6 +190,8 @@ SENTENCE_STOPS = frozenset([".", "?", "!", ":", ";", "--", "\u2014"])
 # its parts otherwise ("long-term"), as biocite.tokenize cuts them for the index.
 _WORD_OR_STOP = re.compile(r"[^\W_]+(?:[-/][^\W_]+)*|[.?!:;\u2014]|--", re.UNICODE)
 _SEPARATOR = re.compile(r"[-/]")
+# The ending of a contraction or a possessive: "Can't you ..." made "t" the entity asked about.
+_CONTRACTION = re.compile(r"['\u2019](?:t|s|d|m|ll|re|ve)\b", re.IGNORECASE)
 _LETTERS = string.ascii_lowercase + string.digits
 MIN_RESPELL_LENGTH = 6  # stems shorter than this are too close to other words to guess at
 # Endings that turn one medical stem into another word of the same family ("cirrh-osis" / "cirrh-otic",
@@ -200,7 +216,7 @@ _SPELLINGS = [
 
 
 Role = Literal["", "outcome", "setting", "subject"]
-CUT_WORDS = (GENERIC, VERBS, CONVERSATIONAL, QUANTITIES_AND_FORMS)  # a chunk ends at any of these
+CUT_WORDS = (GENERIC, ASPECTS, VERBS, CONVERSATIONAL, QUANTITIES_AND_FORMS)  # a chunk ends at any of these
 
 
 @dataclass
@@ -283,7 +299,7 @@ def respellings(term: str, df: DocumentFrequencies) -> list[str]:
 def _question_words(question: str) -> list[str]:
     """The question's words, cut as the index's tokenizer cuts them, and its sentence stops. "CA19-9" was
     "CA19" and "9" here but "ca199" in the index, and the agent said no abstract mentions it."""
-    tokens = _WORD_OR_STOP.findall(question)
+    tokens = _WORD_OR_STOP.findall(_CONTRACTION.sub("", question))
     return [part for t in tokens for part in ([t] if t in SENTENCE_STOPS else compound_parts(t))]
 
 

@@ -136,15 +136,16 @@ class AgentSettings(BaseModel):
     max_concept_df: float = Field(default=0.0005, ge=0.0, le=1.0)
     # the asked outcome ("prevent | fractures") is checked when a term is in at most this share: the grid
     # value with the best (swapped outcomes detected - source abstracts missed) on TRAIN questions
-    # (bench/agent_concepts.py: 1.000 - 0.017); 0 turns the outcome check off
-    max_outcome_df: float = Field(default=0.2, ge=0.0, le=1.0)
+    # (bench/agent_concepts.py: 1.000 - 0.010); 0 turns the outcome check off
+    max_outcome_df: float = Field(default=0.1, ge=0.0, le=1.0)
     # the setting ("in | oesophageal cancer", "among | older women") is checked when a term is in at most this
     # share, then the subject ("Does | aspirin prevent ..."): each the grid value with the best (swapped
     # settings / subjects detected - source abstracts missed) on TRAIN questions among those missing at most
     # 0.05 of them, the two together (bench/agent_concepts.py: setting 1.000 - 0.027, i.e. always; subject
-    # 0.787 - 0.043); 0 turns either check off
+    # 0.896 - 0.037), the subject's at most 0.02: looser, the template words of patients' questions ("how
+    # long", "is it normal") become the entity; 0 turns either check off
     max_setting_df: float = Field(default=1.0, ge=0.0, le=1.0)
-    max_subject_df: float = Field(default=0.01, ge=0.0, le=1.0)
+    max_subject_df: float = Field(default=0.02, ge=0.0, le=1.0)
     models_dir: Path | None = None  # default: <home>/models/agent/
 
 

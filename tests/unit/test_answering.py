@@ -194,6 +194,12 @@ def test_the_subject_and_the_setting_are_concepts_below_the_key_concept_bar() ->
         ("Do elderly patients benefit from surgery in addition to radiotherapy?", "elderly", None),
         ("Is endarterectomy an option in case of insufficient venous material?", "endarterectomy",
          "insufficient venous material"),
+        # what is asked about the entity is not the entity; a contraction's ending is no word
+        ("What are the side effects of statins?", "statins", None),
+        ("Does pretreatment with statins improve outcome after stroke?", "statins", None),
+        ("Is overexpression of Ki-67 a prognostic marker in urothelial carcinoma?", "Ki-67",
+         "urothelial carcinoma"),
+        ("Can't you recommend an antibiotic for sinusitis?", "antibiotic", None),
     ],
 )  # fmt: skip
 def test_the_subject_and_the_setting_of_a_question(question: str, subject: str, setting: str) -> None:
