@@ -23,8 +23,9 @@ question on oesophageal cancer from ovarian, lung and sarcoma abstracts. Both ba
 questions against swapped subjects and settings (bench/agent_concepts.py). A patient's question is spoken,
 not titled: the opening word must open the question or one of its sentences ("I have gout and ...", "Back
 pain could be ..." name no subject after "have" or "could"), counts and dosage forms are not the entity
-("how many pills of | ibuprofen", "a steroid | cream", "something like | Ambien"), and "in addition", "in
-order to", "in fact" name no setting (bench/agent_expert_roles.py reads the K-QA and BioGen questions).
+("how many pills of | ibuprofen", "a steroid | cream", "something like | Ambien"), nor is what is asked about
+it ("the side effects of | statins", "overexpression of | Ki-67"), and "in addition", "in order to", "in fact"
+name no setting (bench/agent_expert_roles.py reads the K-QA and BioGen questions).
 
 A concept is covered by an abstract (title, text and MeSH headings) when its rarest specific term occurs there (stems, as
 BM25 sees them; compounds as phrases), or when its initials do ("chronic obstructive pulmonary disease" ->
