@@ -129,7 +129,7 @@ ASPECTS = frozenset(
         """side adverse complication complications symptom symptoms sign signs mechanism mechanisms dose doses
         dosage dosages contraindication contraindications interaction interactions prognosis management
         etiology etiologic aetiology aetiologic pathophysiology expression overexpression presence absence
-        pretreatment condition conditions cost costs connection""",
+        pretreatment condition conditions connection""",
         stem=True,
     )
 )
