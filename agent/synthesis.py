@@ -63,9 +63,13 @@ def copied_from(text: str, evidence: list[Evidence]) -> Evidence | None:
 
 
 _FRAGMENT_END = re.compile(r"[,;:]\s*[.!?]?$|\b(?:the|a|an|of|and|or|with|to|in|for|by)\s*[.!?]?$", re.I)
-# "Yes, ..." / "No." but not "No significant difference ...": an answer word, then punctuation
 _ANSWER_WORD = re.compile(r"^\W*(?:yes|no)\s*[,.;:!\u2014-]", re.I)
 _DEFINITION = re.compile(r"^\s*([A-Za-z][\w\- ]{1,60}?)\s+(?:is|are|refers to)\s+(?:a|an|the)\b", re.I)
+
+
+def opens_with_answer_word(text: str) -> bool:
+    """ "Yes, ..." / "No." (the LLM's own verdict), not "No significant difference ..." (a finding)."""
+    return _ANSWER_WORD.match(text) is not None
 
 
 def is_fragment(text: str) -> bool:
@@ -100,7 +104,7 @@ def polish(
         if is_fragment(sentence.text):
             counts["fragments"] += 1
             continue
-        if _ANSWER_WORD.match(sentence.text):
+        if opens_with_answer_word(sentence.text):
             counts["own yes/no"] += 1
             continue
         definition = _DEFINITION.match(sentence.text)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from biocite.agent.synthesis import audit
+from biocite.agent.synthesis import audit, opens_with_answer_word
 from biocite.records import Answer
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
@@ -26,6 +26,18 @@ def test_generated_numbers_occur_in_cited_evidence_and_no_copy_cites_another_abs
     assert counts["sentences"] >= 10 and counts["numbers"] > 0, counts
     assert counts["numbers_missing"] == 0, counts
     assert counts["cross_cited_copies"] == 0, counts
+
+
+def test_no_generated_sentence_states_its_own_yes_or_no() -> None:
+    """The bottom line is the verdict model's; the LLM's own "Yes, ..." is dropped (runs 31-90 predate it)."""
+    answers = [Answer.model_validate(r["answer"]) for r in json.loads(RUN.read_text())["records"]]
+    own = [
+        s.text
+        for a in answers
+        for s in a.sentences
+        if s.kind != "bottom_line" and opens_with_answer_word(s.text)
+    ]
+    assert own == []
 
 
 def test_the_audit_catches_a_number_not_in_the_evidence_and_a_cross_cited_copy() -> None:
