@@ -26,8 +26,8 @@ seed 13, 60 % train / 40 % held out), the same split as bench/agent_answers.py.
   miss) on TRAIN among those whose TRAIN false miss (setting and subject concepts together) is at most 0.05 (a
   missed subject or setting makes an answerable question "not covered", and issue 12 allows 0.10 of false
   abstention), the subject's at most `SUBJECT_CAP` (the subjects the expert questions gain above it are
-  printed: template words of spoken questions); `--write` saves the held-out swaps to bench/agent_unanswerable_settings.json and
-  _subjects.json.
+  printed: template words of spoken questions); `--write` saves the held-out swaps to
+  bench/agent_unanswerable_settings.json and _subjects.json.
 - unseen words: concepts of the questions with no specific word the index ever saw (PubMedQA questions are
   titles, the index holds abstracts) and how many of them their own source abstract covers, without and
   with reading a word as the evidence writes it ("shockwave": "shock wave", agent/coverage.py); and, for
