@@ -29,7 +29,10 @@ name no setting (bench/agent_expert_roles.py reads the K-QA and BioGen questions
 
 A concept is covered by an abstract (title, text and MeSH headings) when its rarest specific term occurs there (stems, as
 BM25 sees them; compounds as phrases), or when its initials do ("chronic obstructive pulmonary disease" ->
-"COPD"); an outcome concept when any of its terms occurs ("hepatic fibrosis" by "liver fibrosis").
+"COPD"); an outcome concept when all of its terms occur: the asked outcome is the whole phrase, and "muscle
+pain" is not "abdominal pain" (a fluvastatin liver-injury abstract answered "Do statins cause muscle pain?")
+nor "muscle fibres". An organ's Latin adjective and its English name are one term ("hepatic fibrosis" is
+covered by "liver fibrosis", `ORGAN_WORDS`).
 `max_df_share`, `max_outcome_df_share`, `max_subject_df_share` and `max_setting_df_share` are fitted on the
 TRAIN questions (bench/agent_concepts.py).
 
@@ -214,7 +217,26 @@ _SPELLINGS = [
     (re.compile(r"(?<=[^aeiouy])is$"), "iz"),
     (re.compile(r"ys$"), "yz"),
 ]
+# An organ's Latin adjective and its English noun name the same thing: "hepatic fibrosis" is "liver fibrosis",
+# "renal failure" "kidney failure". Unambiguous pairs only ("oral" is also a route, "vascular" a class).
+ORGAN_WORDS = [
+    ("hepatic", "liver"), ("renal", "kidney"), ("cardiac", "heart"), ("pulmonary", "lung"),
+    ("cerebral", "brain"), ("gastric", "stomach"), ("cutaneous", "skin"), ("dermal", "skin"),
+    ("ocular", "eye"), ("dental", "tooth"), ("dental", "teeth"), ("osseous", "bone"), ("muscular", "muscle"),
+    ("nasal", "nose"), ("splenic", "spleen"), ("mammary", "breast"),
+]  # fmt: skip
 
+
+def _organ_synonyms() -> dict[str, set[str]]:
+    pairs: dict[str, set[str]] = {}
+    for adjective, noun in ORGAN_WORDS:
+        a, n = (tokenize(w, stem=True)[0] for w in (adjective, noun))
+        pairs.setdefault(a, set()).add(n)
+        pairs.setdefault(n, set()).add(a)
+    return pairs
+
+
+ORGAN_SYNONYMS = _organ_synonyms()
 
 Role = Literal["", "outcome", "setting", "subject"]
 CUT_WORDS = (GENERIC, ASPECTS, VERBS, CONVERSATIONAL, QUANTITIES_AND_FORMS)  # a chunk ends at any of these
@@ -227,7 +249,7 @@ class Concept:
     words: list[str] = field(default_factory=list)
     respelled: dict[str, list[str]] = field(default_factory=dict)  # a stem the index lacks -> respellings
     # "" for a key concept; otherwise the role that let it in below the key-concept bar: an asked "outcome"
-    # (covered by any of its terms), the "setting" (population or condition) or the "subject" (the entity
+    # (covered by all of its terms), the "setting" (population or condition) or the "subject" (the entity
     # asked about), both covered as key concepts
     role: Role = ""
     unseen: list[str] = field(default_factory=list)  # its words the index never saw, casefolded
@@ -450,9 +472,10 @@ class DocumentTerms:
 
 def covers(concept: Concept, terms: DocumentTerms) -> bool:
     """The concept's rarest term (a compound as a phrase) is in the abstract, or its initials are, or the
-    rarest term is a typo and the abstract has one of its respellings.
+    rarest term is a typo and the abstract has one of its respellings; for an asked outcome, its other
+    terms too.
 
-    Requiring only the rarest term keeps the distinguishing word ("gestational" of "gestational diabetes",
+    Requiring only the rarest term of a key concept, subject or setting keeps the distinguishing word ("gestational" of "gestational diabetes",
     the drug of a drug class) while tolerating the question's own wording of the rest."""
     initials = concept.initials()
     if initials and initials in terms.words:
@@ -462,17 +485,20 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
         if 2 <= len(word) <= 6 and word.isupper() and word.isalpha() and _stem(word.casefold()) == key:
             if key in terms.stems or terms.spells_out(word):
                 return True
-    if concept.outcome:
-        return any(_has_term(t, terms) for t in concept.terms)
-    return _has_term(key, terms) or bool(read_as(concept, terms))
+    has_key = _has_term(key, terms) or bool(read_as(concept, terms))
+    if concept.outcome:  # "muscle pain" is covered neither by "abdominal pain" nor by "muscle fibres"
+        return has_key and all(_has_term(t, terms) for t in concept.terms[1:])
+    return has_key
 
 
 def _has_term(term: str, terms: DocumentTerms) -> bool:
-    """A stem among the abstract's stems (either spelling), or a compound ("vitamin d") as a phrase of its
-    words."""
+    """A stem among the abstract's stems (either spelling, or the organ's other name: "hepat" / "liver"), or
+    a compound ("vitamin d") as a phrase of its words."""
     if " " in term:
         return " " + " ".join(re.findall(r"[a-z0-9]+", term)) + " " in terms.flat
-    return term in terms.stems or american_spelling(term) in terms.spellings
+    if term in terms.stems or american_spelling(term) in terms.spellings:
+        return True
+    return bool(ORGAN_SYNONYMS.get(term, set()) & terms.stems)
 
 
 def read_as(concept: Concept, terms: DocumentTerms) -> str | None:
@@ -530,6 +556,21 @@ def coverage(concepts: list[Concept], docs: dict[str, Document]) -> dict[str, se
     for pmid, doc in docs.items():
         terms = DocumentTerms(doc)
         out[pmid] = {i for i, c in enumerate(concepts) if covers(c, terms)}
+    return out
+
+
+def outcome_parts(concepts: list[Concept], docs: dict[str, Document]) -> dict[str, tuple[int, int]]:
+    """For each PMID, how much of the asked outcomes it does not cover it has: (outcomes whose rarest term it
+    has, outcome terms it has). Where no abstract covers "muscle pain", those on muscle rank before those
+    on statins alone."""
+    out = {}
+    for pmid, doc in docs.items():
+        terms = DocumentTerms(doc)
+        part = [c for c in concepts if c.outcome and not covers(c, terms)]
+        out[pmid] = (
+            sum(_has_term(c.terms[0], terms) for c in part),
+            sum(_has_term(t, terms) for c in part for t in c.terms),
+        )
     return out
 
 

@@ -41,6 +41,7 @@ from biocite.agent.coverage import (
     coverage,
     key_concepts,
     never_indexed,
+    outcome_parts,
     respelling_notes,
 )
 from biocite.agent.evidence import (
@@ -746,11 +747,14 @@ class Agent:
         # Among abstracts covering as many, those on the entity asked about (key concepts and the subject)
         # before those on the population alone: "Is CA19-9 useful in pancreatic cancer?" was answered from
         # pancreatic cancer abstracts that never mention CA19-9, with nothing said to be missing.
+        # Then, where none covers the asked outcome, those on part of it ("muscle" of "muscle pain").
+        parts = outcome_parts(concepts, {p: docs[p] for p in covered})
         rank = {
             p: (
                 sum(not concepts[i].outcome for i in c),
                 sum(concepts[i].role in ("", "subject") for i in c),
                 len(c),
+                *parts[p],
             )
             for p, c in covered.items()
         }

@@ -19,7 +19,13 @@ seed 13, 60 % train / 40 % held out), the same split as bench/agent_answers.py.
   Detected when the new outcome is a concept (key or outcome) of the swapped question; the coverage check
   then finds it in no covering abstract by construction (bench/agent_answers.py runs the agent on them).
 - the bar: the grid value with the largest (detection - false miss) on TRAIN; held-out figures printed
-  after the choice. `--write` saves the held-out swaps to bench/agent_unanswerable_outcomes.json.
+  after the choice.
+- partial outcome swaps: one word of a question's asked outcome of two or more terms replaced by a word of
+  another question's outcome (same part, seeded) that no indexed abstract covering the question's other
+  concepts has ("muscle pain" -> "joint pain" where no statin abstract says "joint"). Detected when no
+  abstract covering the other concepts covers the new outcome. The shipped rule (an outcome is covered by ALL
+  its terms) against the rule it replaced (ANY of its terms: "muscle pain" was covered by "abdominal pain"),
+  computed in the same run, with the false miss of each. `--write` saves the held-out swaps to bench/agent_unanswerable_outcomes.json.
 - subject and setting swaps: the same construction for the entity asked about (the first chunk after the
   question's opening word) and the population or condition (the first chunk after "in"/"among"): their bars
   `agent.max_setting_df`, then `agent.max_subject_df`, are the grid values with the largest (detection - false
@@ -50,6 +56,7 @@ import argparse
 import dataclasses
 import json
 import os
+import random
 from collections.abc import Callable
 from pathlib import Path
 from unittest import mock
@@ -236,6 +243,83 @@ def fit_role_bar(
     return chosen
 
 
+def covers_any_term(concept: Concept, terms: DocumentTerms) -> bool:
+    """The reference: the outcome rule until 2026-11-28, an asked outcome covered by any of its terms."""
+    if not concept.outcome:
+        return covers(concept, terms)
+    initials = concept.initials()
+    return bool(initials and initials in terms.words) or any(
+        covers(dataclasses.replace(concept, terms=[t], role=""), terms) for t in concept.terms
+    )
+
+
+def partial_outcome_swaps(questions: list[Question], corpus: Corpus, bars: dict[str, float]) -> list[dict]:
+    """Each word of a question's asked outcome of two or more terms replaced in turn by a word of another
+    question's outcome that no abstract covering the question's other concepts has (seeded choice)."""
+    concepts = {q.pmid: key_concepts(q.question, corpus.df, **bars) for q in questions}
+    pool = sorted(
+        {w for cs in concepts.values() for c in cs if c.outcome for w in c.words if content_stems(w)}
+    )
+    rng = random.Random(13)
+    out = []
+    for q in questions:
+        outcome = next((c for c in concepts[q.pmid] if c.outcome and len(c.terms) >= 2), None)
+        keys = [c for c in concepts[q.pmid] if not c.outcome]
+        if outcome is None or not keys:
+            continue
+        covering = [t for t in corpus.terms.values() if all(covers(k, t) for k in keys)]
+        for word in (w for w in outcome.words if content_stems(w)):
+            for new in rng.sample(pool, min(20, len(pool))):
+                stems = content_stems(new)
+                if stems & content_stems(outcome.text) or any(stems & t.stems for t in covering):
+                    continue
+                part = outcome.text.replace(word, new, 1)
+                out.append({"question": q.question.replace(outcome.text, part, 1), "outcome": part})
+                break
+    return out
+
+
+def partial_swap_figures(
+    questions: list[Question],
+    swapped: list[dict],
+    corpus: Corpus,
+    bars: dict[str, float],
+    rule: Callable[[Concept, DocumentTerms], bool],
+) -> tuple[float, float]:
+    """(false miss of the asked outcome on the source abstracts, partial swaps detected) under one rule."""
+    missed = 0
+    for q in questions:
+        outcomes = [c for c in key_concepts(q.question, corpus.df, **bars) if c.outcome]
+        missed += any(not rule(c, corpus.terms[q.pmid]) for c in outcomes)
+    detected = n = 0
+    for s in swapped:
+        concepts = key_concepts(s["question"], corpus.df, **bars)
+        outcomes = [c for c in concepts if c.outcome]
+        if not outcomes:
+            continue
+        n += 1
+        keys = [c for c in concepts if not c.outcome]
+        covering = [t for t in corpus.terms.values() if all(covers(k, t) for k in keys)]
+        detected += not any(all(rule(c, t) for c in outcomes) for t in covering)
+    return missed / len(questions), detected / max(n, 1)
+
+
+def partial_swap_report(
+    train: list[Question], held_out: list[Question], corpus: Corpus, bars: dict[str, float]
+) -> None:
+    for name, part in (("TRAIN", train), ("HELD-OUT", held_out)):
+        swapped = partial_outcome_swaps(part, corpus, bars)
+        print(
+            f"{name}: {len(swapped)} partial outcome swaps (e.g. {swapped[0]['outcome']!r})"
+            if swapped
+            else f"{name}: no partial swaps"
+        )
+        ref = partial_swap_figures(part, swapped, corpus, bars, covers_any_term)
+        new = partial_swap_figures(part, swapped, corpus, bars, covers)
+        print(f"  any term (reference): false miss {ref[0]:.3f}, partial swaps detected {ref[1]:.3f}")
+        print(f"  all terms (shipped):  false miss {new[0]:.3f}, partial swaps detected {new[1]:.3f}")
+
+
 def unseen(question: str, df: DocumentFrequencies, key_bar: float) -> list[Concept]:
     """The question's concepts none of whose specific words the index has ever seen."""
     return [c for c in key_concepts(question, df, key_bar) if never_indexed(c, df)]
@@ -381,6 +465,7 @@ def main() -> None:
             f"{name}: {n} concepts with no word the index saw; their source abstract covers {before} "
             f"({after} reading words as the abstract writes them)"
         )
+    partial_swap_report(train, held_out, corpus, bars)
     roles_report(corpus, bars)
     expert_subjects_report(corpus, bars)
     spelling_report(corpus, key_bar, settings.agent.max_outcome_df)

@@ -243,12 +243,21 @@ def test_mesh_headings_cover_a_concept() -> None:
     assert covers(setting, DocumentTerms(Document(pmid="1", abstract=text, mesh=["Pancreatic Neoplasms"])))
 
 
-def test_an_asked_outcome_is_covered_by_any_of_its_terms() -> None:
-    df = _df("liver fibrosis", "hepatic steatosis", n_other=2)
+def test_an_asked_outcome_is_covered_by_all_of_its_terms() -> None:
+    """ "muscle pain" was covered by a liver-injury abstract's "abdominal pain"; an organ's Latin adjective and
+    its English name are one term ("hepatic" / "liver")."""
+    df = _df("liver fibrosis", "hepatic steatosis", "muscle pain", "abdominal pain", n_other=4)
     outcome = key_concepts("Does telmisartan prevent hepatic fibrosis?", df, 0.0, 0.5)[-1]
     assert outcome.outcome and sorted(outcome.terms) == ["fibrosi", "hepat"]
     assert covers(outcome, _doc("", "Telmisartan attenuated liver fibrosis in rats."))
+    assert not covers(outcome, _doc("", "Telmisartan attenuated hepatic steatosis in rats."))
     assert not covers(outcome, _doc("", "Telmisartan lowered blood pressure in rats."))
+    pain = key_concepts("Do statins cause muscle pain?", df, 0.0, 0.5)[-1]
+    assert pain.outcome and sorted(pain.terms) == ["muscl", "pain"]
+    assert covers(pain, _doc("", "Muscle pain was reported by 10% of statin users."))
+    assert covers(pain, _doc("", "Statin users had more pain in their muscles."))
+    assert not covers(pain, _doc("", "She presented with upper abdominal pain after fluvastatin."))
+    assert not covers(pain, _doc("", "Statins induced an immune response in muscle fibres."))
 
 
 def test_agent_says_the_asked_outcome_is_not_covered() -> None:
@@ -496,6 +505,27 @@ def test_agent_answers_from_the_entity_asked_about_before_the_population_alone()
     answer = agent.ask(question, mode="extractive")
     assert not answer.abstained and answer.not_covered == ["pancreatic cancer"]
     assert {c.pmid for s in answer.sentences for c in s.citations} == {"501"}
+
+
+def test_agent_answers_from_part_of_an_uncovered_outcome_never_from_its_common_word() -> None:
+    """No statin abstract says "muscle pain": the myopathy one ("muscle") is cited with "not covered: muscle
+    pain", never the liver-injury one for its "abdominal pain" (which covered the outcome until 2026-11-28)."""
+    abstracts = {
+        "701": ("Statin myopathy", "Statins caused a necrotizing myopathy of muscle fibres in 12 patients."),
+        "702": ("Fluvastatin liver injury", "Fluvastatin caused acute liver injury with abdominal pain in one "
+                "patient."),
+        "703": ("Statins after surgery", "Statins lowered the rate of atrial fibrillation in 300 patients."),
+        "704": ("Jaw muscle pain", "Capsaicin induced muscle pain in the jaw of 11 volunteers."),
+        **{str(800 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.") for i in range(8)},
+    }  # fmt: skip
+    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
+    settings = agent_settings(*bars, "agent.max_subject_df=0.4", "agent.max_outcome_df=0.4")
+    answer = Agent(settings, retriever=TokenDocsRetriever(abstracts)).ask(
+        "Do statins cause muscle pain?", mode="extractive"
+    )
+    assert not answer.abstained and answer.not_covered == ["muscle pain"]
+    assert answer.verdict == "insufficient"
+    assert {c.pmid for s in answer.sentences for c in s.citations} == {"701"}
 
 
 def test_agent_abstains_naming_a_concept_no_indexed_abstract_mentions() -> None:
