@@ -461,11 +461,15 @@ class DocumentTerms:
         return self._run_together.get(word) or (self._cores.get(core) if core else None)
 
     def spells_out(self, abbreviation: str) -> bool:
-        """Whether consecutive words of the abstract have these initials ("HMO": health maintenance org...)."""
+        """Whether consecutive words of the abstract have these initials ("HMO": health maintenance org...),
+        the first and the last not stop words ("positive effects the" is no "PET")."""
         if self._initials is None:
             seq = self._sequence
             self._initials = {
-                "".join(w[0] for w in seq[i : i + n]) for n in range(2, 7) for i in range(len(seq) - n + 1)
+                "".join(w[0] for w in seq[i : i + n])
+                for n in range(2, 7)
+                for i in range(len(seq) - n + 1)
+                if seq[i] not in STOPWORDS and seq[i + n - 1] not in STOPWORDS
             }
         return abbreviation.casefold() in self._initials
 
@@ -481,14 +485,20 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
     if initials and initials in terms.words:
         return True
     key = concept.terms[0]
-    for word in concept.words:  # an abbreviation in the question, spelt out in the abstract
-        if 2 <= len(word) <= 6 and word.isupper() and word.isalpha() and _stem(word.casefold()) == key:
-            if key in terms.stems or terms.spells_out(word):
-                return True
-    has_key = _has_term(key, terms) or bool(read_as(concept, terms))
+    has_key = _has_term(key, terms) or bool(read_as(concept, terms)) or _spelt_out(concept, terms)
     if concept.outcome:  # "muscle pain" is covered neither by "abdominal pain" nor by "muscle fibres"
         return has_key and all(_has_term(t, terms) for t in concept.terms[1:])
     return has_key
+
+
+def _spelt_out(concept: Concept, terms: DocumentTerms) -> bool:
+    """The concept's rarest term is an abbreviation in the question ("PET") that the abstract spells out."""
+    key = concept.terms[0]
+    return any(
+        2 <= len(word) <= 6 and word.isupper() and word.isalpha() and _stem(word.casefold()) == key
+        and terms.spells_out(word)
+        for word in concept.words
+    )  # fmt: skip
 
 
 def _has_term(term: str, terms: DocumentTerms) -> bool:

@@ -7,7 +7,7 @@ are trained on the train part only; every figure here is on the held-out part (t
 10 questions of bench/agent_unanswerable.json, the swapped held-out questions of
 bench/agent_unanswerable_swapped.json (bench/make_unanswerable_swapped.py) and the held-out questions with
 a swapped asked outcome, setting or subject of bench/agent_unanswerable_outcomes.json, _settings.json and
-_subjects.json (bench/agent_concepts.py).
+_subjects.json, or one word of the asked outcome swapped, _partial_outcomes.json (bench/agent_concepts.py).
 
 Prints, per mode:
 - verdict accuracy and macro-F1 over yes/no/maybe (maybe = "mixed"; "insufficient" or no verdict counts
@@ -62,7 +62,9 @@ from biocite.sentences import section_label  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 HERE = Path(__file__).parent
-SETTINGS, SUBJECTS = (HERE / f"agent_unanswerable_{p}.json" for p in ("settings", "subjects"))
+SETTINGS, SUBJECTS, PARTIAL = (
+    HERE / f"agent_unanswerable_{p}.json" for p in ("settings", "subjects", "partial_outcomes")
+)
 DEMO = "Does as-needed budesonide-formoterol reduce severe exacerbations in mild asthma?"
 _STATISTIC = re.compile(
     r"\bp\s*[<=>≤≥]\s*0?\.\d|\b95\s*%|\bCI\b|\b(?:a?OR|RR|a?HR)\b|odds ratio|hazard ratio|\d\s*%", re.I
@@ -92,6 +94,16 @@ def unanswerable(agent: Agent) -> list[tuple[str, str]]:
                 )
             else:
                 out.append((path.stem, item["question"]))
+    config = agent.config  # all four bars, as bench/agent_concepts.py built these swaps
+    bars = (config.max_concept_df, config.max_outcome_df, config.max_setting_df, config.max_subject_df)
+    for item in json.loads(PARTIAL.read_text())["questions"]:  # the swapped-in word, not the kept ones
+        keys = key_concepts(item["question"], corpus.df, *bars)
+        if corpus.answerable([k for k in keys if k.text != item["outcome"]], item["new_word"]):
+            print(
+                f"  skipped (an abstract on the other concepts mentions {item['new_word']!r}): {item['question']}"
+            )
+        else:
+            out.append((PARTIAL.stem, item["question"]))
     return out
 
 
@@ -229,7 +241,7 @@ def main() -> None:
     parser.add_argument(
         "--unanswerable-sets",
         default="agent_unanswerable,agent_unanswerable_swapped,agent_unanswerable_outcomes,"
-        "agent_unanswerable_settings,agent_unanswerable_subjects",
+        "agent_unanswerable_settings,agent_unanswerable_subjects,agent_unanswerable_partial_outcomes",
         help="which unanswerable sets, in this order",
     )
     parser.add_argument("--modes", default="extractive,generate")

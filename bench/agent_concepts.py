@@ -19,13 +19,14 @@ seed 13, 60 % train / 40 % held out), the same split as bench/agent_answers.py.
   Detected when the new outcome is a concept (key or outcome) of the swapped question; the coverage check
   then finds it in no covering abstract by construction (bench/agent_answers.py runs the agent on them).
 - the bar: the grid value with the largest (detection - false miss) on TRAIN; held-out figures printed
-  after the choice.
+  after the choice. `--write` saves the held-out swaps to bench/agent_unanswerable_outcomes.json.
 - partial outcome swaps: one word of a question's asked outcome of two or more terms replaced by a word of
   another question's outcome (same part, seeded) that no indexed abstract covering the question's other
   concepts has ("muscle pain" -> "joint pain" where no statin abstract says "joint"). Detected when no
   abstract covering the other concepts covers the new outcome. The shipped rule (an outcome is covered by ALL
   its terms) against the rule it replaced (ANY of its terms: "muscle pain" was covered by "abdominal pain"),
-  computed in the same run, with the false miss of each. `--write` saves the held-out swaps to bench/agent_unanswerable_outcomes.json.
+  computed in the same run, with the false miss of each. `--write` or `--write-partial` (this set alone) saves
+  the held-out partial swaps to bench/agent_unanswerable_partial_outcomes.json.
 - subject and setting swaps: the same construction for the entity asked about (the first chunk after the
   question's opening word) and the population or condition (the first chunk after "in"/"among"): their bars
   `agent.max_setting_df`, then `agent.max_subject_df`, are the grid values with the largest (detection - false
@@ -87,6 +88,7 @@ from biocite.topics import load_topics  # noqa: E402
 
 OUT = Path(__file__).with_name("agent_unanswerable_outcomes.json")
 HERE = Path(__file__).parent
+PARTIAL_OUT = HERE / "agent_unanswerable_partial_outcomes.json"
 GRID = [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2]
 ROLE_GRID = [0.0, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 1.0]
 # A setting or subject missed on an answerable question makes its answer "not covered" with no verdict, and
@@ -265,7 +267,7 @@ def partial_outcome_swaps(questions: list[Question], corpus: Corpus, bars: dict[
     for q in questions:
         outcome = next((c for c in concepts[q.pmid] if c.outcome and len(c.terms) >= 2), None)
         keys = [c for c in concepts[q.pmid] if not c.outcome]
-        if outcome is None or not keys:
+        if outcome is None or not keys or outcome.text not in q.question:  # "mortality, transfusion" is cut
             continue
         covering = [t for t in corpus.terms.values() if all(covers(k, t) for k in keys)]
         for word in (w for w in outcome.words if content_stems(w)):
@@ -274,7 +276,8 @@ def partial_outcome_swaps(questions: list[Question], corpus: Corpus, bars: dict[
                 if stems & content_stems(outcome.text) or any(stems & t.stems for t in covering):
                     continue
                 part = outcome.text.replace(word, new, 1)
-                out.append({"question": q.question.replace(outcome.text, part, 1), "outcome": part})
+                question = q.question.replace(outcome.text, part, 1)
+                out.append({"question": question, "from_pmid": q.pmid, "outcome": part, "new_word": new})
                 break
     return out
 
@@ -305,7 +308,7 @@ def partial_swap_figures(
 
 
 def partial_swap_report(
-    train: list[Question], held_out: list[Question], corpus: Corpus, bars: dict[str, float]
+    train: list[Question], held_out: list[Question], corpus: Corpus, bars: dict[str, float], write: bool
 ) -> None:
     for name, part in (("TRAIN", train), ("HELD-OUT", held_out)):
         swapped = partial_outcome_swaps(part, corpus, bars)
@@ -318,6 +321,14 @@ def partial_swap_report(
         new = partial_swap_figures(part, swapped, corpus, bars, covers)
         print(f"  any term (reference): false miss {ref[0]:.3f}, partial swaps detected {ref[1]:.3f}")
         print(f"  all terms (shipped):  false miss {new[0]:.3f}, partial swaps detected {new[1]:.3f}")
+        if write and name == "HELD-OUT":
+            about = (
+                "Held-out PubMedQA questions (seed-13 split by question) with one word of their asked outcome "
+                "replaced by a word of another held-out question's outcome that no indexed abstract covering "
+                "the other concepts has (bench/agent_concepts.py)."
+            )
+            PARTIAL_OUT.write_text(json.dumps({"about": about, "questions": swapped}, indent=1) + "\n")
+            print(f"{len(swapped)} questions written to {PARTIAL_OUT}")
 
 
 def unseen(question: str, df: DocumentFrequencies, key_bar: float) -> list[Concept]:
@@ -438,6 +449,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--write", action="store_true", help=f"write the held-out swaps to {OUT.name}")
+    parser.add_argument(
+        "--write-partial",
+        action="store_true",
+        help=f"write only the held-out partial swaps to {PARTIAL_OUT.name}",
+    )
     args = parser.parse_args()
     settings = load_settings(None, [])
     key_bar = settings.agent.max_concept_df
@@ -465,7 +481,7 @@ def main() -> None:
             f"{name}: {n} concepts with no word the index saw; their source abstract covers {before} "
             f"({after} reading words as the abstract writes them)"
         )
-    partial_swap_report(train, held_out, corpus, bars)
+    partial_swap_report(train, held_out, corpus, bars, args.write or args.write_partial)
     roles_report(corpus, bars)
     expert_subjects_report(corpus, bars)
     spelling_report(corpus, key_bar, settings.agent.max_outcome_df)

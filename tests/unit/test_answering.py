@@ -112,6 +112,18 @@ def test_an_abbreviation_is_covered_by_its_spelt_out_form() -> None:
     assert concept.text == "HMO women"
     assert covers(concept, _doc("", "Women in a health maintenance organization were randomised."))
     assert not covers(concept, _doc("", "Women in a hospital were randomised."))
+    # initials across a stop word are chance: "positive effects the" is no PET
+    pet = key_concepts("Is PET useful in lymphoma?", _df("x"), 0.03)[0]
+    assert pet.text == "PET" and not covers(pet, _doc("", "Rituximab had positive effects the first year."))
+
+
+def test_an_abbreviated_outcome_needs_its_other_terms_too() -> None:
+    """ "NIH" is in the abstract, "facial" is not: the abbreviation covers its own term, not the outcome."""
+    df = _df("NIH funding success", "facial funding", "facial", "facial", n_other=4)
+    outcome = key_concepts("Is the h-index predictive of facial NIH funding success?", df, 0.0, 0.5)[-1]
+    assert outcome.outcome and outcome.terms[0] == "nih" and "facial" in outcome.terms
+    assert not covers(outcome, _doc("", "The h-index predicted NIH funding success of radiologists."))
+    assert covers(outcome, _doc("", "The h-index predicted NIH funding success of facial surgeons."))
 
 
 @pytest.mark.parametrize(
