@@ -486,6 +486,17 @@ def test_bottom_line_cites_the_first_evidence_and_survives_generate_guarantees()
     assert [c.pmid for c in line.citations] == ["2", "1"]
     kept = enforce_guarantees([line], {"1", "2", "3"}, "generate", 0.5, [])
     assert kept == [line]
+    assert bottom_line_sentence("no", [first], probability=0.8).text.startswith("Bottom line: no,")
+
+
+def test_an_uncertain_verdict_is_said_to_be_uncertain() -> None:
+    """Below 'likely' (0.66) the bottom line hedges and gives the probability; the verdict itself stays."""
+    first = _evidence("2", "Vitamin C reduces the prevalence of complex regional pain syndrome.", 0.6)
+    line = bottom_line_sentence("no", [first], probability=0.51)
+    assert line.text == (
+        "Bottom line: uncertain, leaning no (probability 0.51): the cited studies may not support it."
+    )
+    assert [c.pmid for c in line.citations] == ["2"]
 
 
 class TokenDocs(FakeDocs):
