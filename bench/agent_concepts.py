@@ -120,9 +120,13 @@ class Corpus:
         self.docs = store.get_many(store.pmids())
         self.terms = {p: DocumentTerms(d) for p, d in self.docs.items()}
 
+    def covering(self, keys: list[Concept]) -> list[DocumentTerms]:
+        """The abstracts that cover all these concepts."""
+        return [t for t in self.terms.values() if all(covers(k, t) for k in keys)]
+
     def answerable(self, keys: list[Concept], outcome: str) -> bool:
         stems = content_stems(outcome)
-        return any(stems & t.stems and all(covers(k, t) for k in keys) for t in self.terms.values())
+        return any(stems & t.stems for t in self.covering(keys))
 
 
 def swaps(
@@ -269,7 +273,7 @@ def partial_outcome_swaps(questions: list[Question], corpus: Corpus, bars: dict[
         keys = [c for c in concepts[q.pmid] if not c.outcome]
         if outcome is None or not keys or outcome.text not in q.question:  # "mortality, transfusion" is cut
             continue
-        covering = [t for t in corpus.terms.values() if all(covers(k, t) for k in keys)]
+        covering = corpus.covering(keys)
         for word in (w for w in outcome.words if content_stems(w)):
             for new in rng.sample(pool, min(20, len(pool))):
                 stems = content_stems(new)
@@ -302,7 +306,7 @@ def partial_swap_figures(
             continue
         n += 1
         keys = [c for c in concepts if not c.outcome]
-        covering = [t for t in corpus.terms.values() if all(covers(k, t) for k in keys)]
+        covering = corpus.covering(keys)
         detected += not any(all(rule(c, t) for c in outcomes) for t in covering)
     return missed / len(questions), detected / max(n, 1)
 
