@@ -479,8 +479,9 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
     rarest term is a typo and the abstract has one of its respellings; for an asked outcome, its other
     terms too.
 
-    Requiring only the rarest term of a key concept, subject or setting keeps the distinguishing word ("gestational" of "gestational diabetes",
-    the drug of a drug class) while tolerating the question's own wording of the rest."""
+    Requiring only the rarest term of a key concept, subject or setting keeps the distinguishing word
+    ("gestational" of "gestational diabetes", the drug of a drug class) while tolerating the question's own
+    wording of the rest."""
     initials = concept.initials()
     if initials and initials in terms.words:
         return True
