@@ -6,6 +6,7 @@ from __future__ import annotations
 from biocite.agent.findings import findings_or_all
 from biocite.citations import count_words
 from biocite.records import AnswerSentence, Citation, Evidence
+from biocite.sentences import without_inline_label
 
 
 def extractive_sentences(
@@ -14,21 +15,21 @@ def extractive_sentences(
     """Evidence sentences in the evidence order (best first) within the sentence and word limits: those that
     report a finding, or, when none does, the best sentences (`findings_or_all`).
 
-    `support` is 1.0: each sentence is a verbatim quote of the abstract it cites.
+    `support` is 1.0: each sentence is a verbatim quote of the abstract it cites, less a section label written
+    into the abstract's text ("CONCLUSIONS: "); the cited evidence keeps the whole sentence.
     """
     out: list[AnswerSentence] = []
     seen: set[str] = set()
     words = 0
     for item in findings_or_all(evidence):
-        key = " ".join(item.span.text.casefold().split())
-        n = count_words(item.span.text)
+        text = without_inline_label(item.span.text)
+        key = " ".join(text.casefold().split())
+        n = count_words(text)
         if key in seen or words + n > max_words:
             continue
         seen.add(key)
         out.append(
-            AnswerSentence(
-                text=item.span.text, citations=[Citation(pmid=item.pmid, evidence=[item])], support=1.0
-            )
+            AnswerSentence(text=text, citations=[Citation(pmid=item.pmid, evidence=[item])], support=1.0)
         )
         words += n
         if len(out) >= max_sentences:

@@ -168,6 +168,20 @@ def is_metadata(text: str, section_label: str | None = None) -> bool:
     return bool(registered and _REGISTRY_ID.search(text) and lead_words <= MAX_WORDS_BEFORE_REGISTRATION)
 
 
+# A section label written into the text: 478 of the embedded corpus's abstracts are stored as plain text with
+# their labels inline ("CONCLUSIONS: Pharmacokinetic differences ..."), so a quoted sentence starts with one.
+_INLINE_LABEL = re.compile(r"(?:[A-Z][A-Z&/-]+,?\s+){0,5}[A-Z][A-Z&/-]+:\s+(?=\S)")
+MIN_LABEL_LETTERS = 4  # "HR: 0.5" is no label
+
+
+def without_inline_label(text: str) -> str:
+    """The sentence without a leading section label written into its text ("CONCLUSIONS: X" -> "X")."""
+    match = _INLINE_LABEL.match(text)
+    if match and sum(c.isalpha() for c in match.group()) >= MIN_LABEL_LETTERS:
+        return text[match.end() :]
+    return text
+
+
 def section_label(doc: Document, start: int) -> str | None:
     """The label of the section of `doc` that holds the character offset `start` of its abstract, if any."""
     return next((s.label for s in doc.sections if s.start <= start < s.end), None)

@@ -38,7 +38,7 @@ from biocite.records import (
     Document,
     Span,  # exact offsets into the evidence text given to check(): text[start:end]
 )
-from biocite.sentences import is_metadata
+from biocite.sentences import is_metadata, without_inline_label
 from biocite.sentences import sentence_spans as spans
 from biocite.settings import Settings, load_settings
 from biocite.shipped import AGGREGATOR_FILE, install_shipped, shipped_origin
@@ -67,9 +67,10 @@ ARTIFACT_VERSION = 4  # 2: learned evidence ranker; 3: no claim cue features in 
 # The rules applied over the model's probabilities (`_verdict`): 1 the verbatim sentence; 2 the clause quote;
 # 3 each passage scored in a batch of its own (`score`); 4 an abstract's metadata (trial registration,
 # keywords, funding, copyright: `biocite.sentences.is_metadata`) is not evidence, and a passage with nothing
-# else is not relevant. Part of the model's name, so cached judgements (evaluator/judges.py) are not reused
+# else is not relevant; 5 a section label written into a sentence's text ("CONCLUSIONS: ") is not part of
+# the verbatim comparison. Part of the model's name, so cached judgements (evaluator/judges.py) are not reused
 # across a change of how verdicts are made.
-RULES_VERSION = 4
+RULES_VERSION = 5
 # inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
 # C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
 AGGREGATOR_C = 1.0
@@ -102,9 +103,10 @@ def _words(text: str) -> str:
 
 
 def verbatim_index(claim: str, sentences: Sequence[str]) -> int | None:
-    """The index of the sentence that is the claim word for word (case and punctuation aside), if any."""
-    key = _words(claim)
-    return next((i for i, s in enumerate(sentences) if key and _words(s) == key), None)
+    """The index of the sentence that is the claim word for word (case, punctuation and a section label
+    written into the text aside: "CONCLUSIONS: X" quotes "X"), if any."""
+    key = _words(without_inline_label(claim))
+    return next((i for i, s in enumerate(sentences) if key and _words(without_inline_label(s)) == key), None)
 
 
 # A lead-in that the rest of its sentence does not depend on: a discourse marker, or a causal, concessive

@@ -185,6 +185,15 @@ def test_extractive_sentences_respect_limits() -> None:
     assert all(s.citations[0].evidence[0].span.text == s.text for s in out)
 
 
+def test_an_extractive_sentence_drops_a_section_label_written_into_the_text() -> None:
+    """478 corpus abstracts write "CONCLUSIONS: ..." inline; the answer reads without it, the quote keeps it."""
+    text = "CONCLUSIONS: Statins raised the risk of myopathy."
+    item = Evidence(pmid="9", sentence_index=4, span=Span(start=0, end=len(text), text=text), relevance=0.6)
+    (sentence,) = extractive_sentences([item], max_sentences=3, max_words=100)
+    assert sentence.text == "Statins raised the risk of myopathy."
+    assert sentence.citations[0].evidence[0].span.text == text
+
+
 def test_extractive_answers_quote_findings_when_there_are_some() -> None:
     """A methods sentence ("Patients with glaucoma were included.", P(answer-bearing) 0.27) was quoted after
     the findings; it is left out while a finding (or a result with a statistic) is there to quote, and kept

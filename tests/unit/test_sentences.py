@@ -8,7 +8,7 @@ import pytest
 
 from biocite.index.readers import read_documents
 from biocite.records import Document, Section, Sentence
-from biocite.sentences import is_metadata, section_label, split_sentences
+from biocite.sentences import is_metadata, section_label, split_sentences, without_inline_label
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
@@ -198,3 +198,18 @@ def test_a_metadata_section_makes_its_sentences_metadata() -> None:
     assert labels == ["RESULTS", "FUNDING"]
     assert [is_metadata(s.text, label) for s, label in zip(split_sentences(doc), labels, strict=True)] == [
         False, True]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("CONCLUSIONS: Statins raised the risk.", "Statins raised the risk."),
+        ("DESIGN, SETTING, AND PARTICIPANTS: A cohort of 300.", "A cohort of 300."),
+        ("BACKGROUND/AIMS: To test X.", "To test X."),
+        ("HR: 0.5 for the treated arm.", "HR: 0.5 for the treated arm."),  # too short for a label
+        ("COPD was common.", "COPD was common."),
+        ("Results: lower in women.", "Results: lower in women."),  # labels are written in capitals
+    ],
+)
+def test_a_section_label_written_into_the_text_is_recognised(text: str, expected: str) -> None:
+    assert without_inline_label(text) == expected

@@ -156,6 +156,11 @@ def test_verbatim_index_finds_the_claim_as_a_whole_sentence_only() -> None:
     assert verbatim_index("Ketamine sedation was successful.", sentences) is None  # a part is not a copy
     assert verbatim_index("It is not true that methods were standard.", sentences) is None
     assert verbatim_index("", sentences) is None
+    # an extractive answer quotes "CONCLUSIONS: X" as "X" (agent/extractive.py)
+    assert (
+        verbatim_index("Ketamine was safe.", ["Methods were standard.", "CONCLUSIONS: Ketamine was safe."])
+        == 1
+    )
 
 
 CLAUSE_SENTENCES = [
