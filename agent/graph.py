@@ -885,7 +885,7 @@ _BOTTOM_LINES = {
 # The bottom line says how sure the verdict model is, in the words of the IPCC's likelihood scale for calibrated
 # probabilities (likely: >= 0.66; about as likely as not below), a scale fixed outside biocite's data. A "no" at
 # 0.51 read as certain above a quote that says the opposite ("Vitamin C reduces the prevalence of complex regional
-# pain syndrome"); on held-out PubMedQA questions extractive verdicts below 0.66 were right 0.56 of the time.
+# pain syndrome"); on held-out PubMedQA questions extractive verdicts below 0.66 were right 0.55 of the time.
 LIKELY = 0.66
 _UNSURE_LINES = {
     "yes": "Bottom line: uncertain, leaning yes (probability {p:.2f}): the cited studies may support it.",
@@ -917,7 +917,7 @@ def bottom_line_sentence(
         by_pmid.setdefault(item.pmid, []).append(item)
     citations = [Citation(pmid=p, evidence=items) for p, items in list(by_pmid.items())[:max_citations]]
     text = _BOTTOM_LINES.get(verdict, "")
-    if probability is not None and probability < LIKELY and verdict in _UNSURE_LINES:
+    if probability is not None and round(probability, 2) < LIKELY and verdict in _UNSURE_LINES:  # as shown
         text = _UNSURE_LINES[verdict].format(p=probability)
     if not_covered:
         names = ", ".join(not_covered)

@@ -497,6 +497,7 @@ def test_an_uncertain_verdict_is_said_to_be_uncertain() -> None:
         "Bottom line: uncertain, leaning no (probability 0.51): the cited studies may not support it."
     )
     assert [c.pmid for c in line.citations] == ["2"]
+    assert bottom_line_sentence("no", [first], probability=0.6592).text.startswith("Bottom line: no,")  # 0.66
 
 
 class TokenDocs(FakeDocs):
