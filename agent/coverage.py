@@ -561,26 +561,23 @@ class Coverage:
         return missing
 
 
-def coverage(concepts: list[Concept], docs: dict[str, Document]) -> dict[str, set[int]]:
+def coverage(concepts: list[Concept], terms: dict[str, DocumentTerms]) -> dict[str, set[int]]:
     """For each PMID, the indexes of the concepts its abstract covers."""
-    out = {}
-    for pmid, doc in docs.items():
-        terms = DocumentTerms(doc)
-        out[pmid] = {i for i, c in enumerate(concepts) if covers(c, terms)}
-    return out
+    return {pmid: {i for i, c in enumerate(concepts) if covers(c, t)} for pmid, t in terms.items()}
 
 
-def outcome_parts(concepts: list[Concept], docs: dict[str, Document]) -> dict[str, tuple[int, int]]:
-    """For each PMID, how much of the asked outcomes it does not cover it has: (outcomes whose rarest term it
-    has, outcome terms it has). Where no abstract covers "muscle pain", those on muscle rank before those
-    on statins alone."""
+def outcome_parts(
+    concepts: list[Concept], covered: dict[str, set[int]], terms: dict[str, DocumentTerms]
+) -> dict[str, tuple[int, int]]:
+    """For each PMID, how much of the asked outcomes its abstract does not cover (`covered`, from `coverage`)
+    it has: (outcomes whose rarest term it has, outcome terms it has). Where no abstract covers "muscle
+    pain", those on muscle rank before those on statins alone."""
     out = {}
-    for pmid, doc in docs.items():
-        terms = DocumentTerms(doc)
-        part = [c for c in concepts if c.outcome and not covers(c, terms)]
+    for pmid, t in terms.items():
+        part = [c for i, c in enumerate(concepts) if c.outcome and i not in covered[pmid]]
         out[pmid] = (
-            sum(_has_term(c.terms[0], terms) for c in part),
-            sum(_has_term(t, terms) for c in part for t in c.terms),
+            sum(_has_term(c.terms[0], t) for c in part),
+            sum(_has_term(term, t) for c in part for term in c.terms),
         )
     return out
 

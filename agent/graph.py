@@ -38,6 +38,7 @@ from biocite.agent.checks import check_question
 from biocite.agent.coverage import (
     Coverage,
     DocumentFrequencies,
+    DocumentTerms,
     coverage,
     key_concepts,
     never_indexed,
@@ -745,13 +746,14 @@ class Agent:
         )
         if not concepts:
             return evidence, None, [], []
-        covered = coverage(concepts, {p: docs[p] for p in dict.fromkeys(e.pmid for e in evidence)})
+        terms = {p: DocumentTerms(docs[p]) for p in dict.fromkeys(e.pmid for e in evidence)}
+        covered = coverage(concepts, terms)
         # Key concepts first, then the asked outcome: an abstract on the outcome alone substitutes nothing.
         # Among abstracts covering as many, those on the entity asked about (key concepts and the subject)
         # before those on the population alone: "Is CA19-9 useful in pancreatic cancer?" was answered from
         # pancreatic cancer abstracts that never mention CA19-9, with nothing said to be missing.
         # Then, where none covers the asked outcome, those on part of it ("muscle" of "muscle pain").
-        parts = outcome_parts(concepts, {p: docs[p] for p in covered})
+        parts = outcome_parts(concepts, covered, terms)
         rank = {
             p: (
                 sum(not concepts[i].outcome for i in c),
