@@ -72,8 +72,9 @@ _STATISTIC = re.compile(
 
 
 def unanswerable(agent: Agent) -> list[tuple[str, str]]:
-    """The three unanswerable sets, each re-checked against the index: absent terms absent, swapped
-    outcomes in no abstract covering the question's key concepts."""
+    """The unanswerable sets, each re-checked against the index: absent terms absent; a swapped outcome,
+    setting or subject (or, in the partial set, the swapped-in word) in no abstract covering the question's
+    other concepts."""
     corpus = Corpus(agent.retriever.documents)  # type: ignore[arg-type]  # the index's DocStore
     texts = [d.text.casefold() for d in corpus.docs.values()]
     out = []
@@ -83,27 +84,22 @@ def unanswerable(agent: Agent) -> list[tuple[str, str]]:
                 print(f"  skipped (the index mentions {item['absent_terms']}): {item['question']}")
             else:
                 out.append((name.removesuffix(".json"), item["question"]))
-    for path, part in ((OUTCOMES, "outcome"), (SETTINGS, "setting"), (SUBJECTS, "subject")):
+    config = agent.config
+    two = (config.max_concept_df, config.max_outcome_df)
+    # the partial set was built with all four bars (bench/agent_concepts.py)
+    four = (*two, config.max_setting_df, config.max_subject_df)
+    # (file, the swapped concept's field, the field the index must not have with the other concepts, bars)
+    sets = [(OUTCOMES, "outcome", "outcome", two), (SETTINGS, "setting", "setting", two)]
+    sets += [(SUBJECTS, "subject", "subject", two), (PARTIAL, "outcome", "new_word", four)]
+    for path, part, absent, bars in sets:
         for item in json.loads(path.read_text())["questions"]:
-            keys = key_concepts(
-                item["question"], corpus.df, agent.config.max_concept_df, agent.config.max_outcome_df
-            )
-            if corpus.answerable([k for k in keys if k.text != item[part]], item[part]):
+            keys = key_concepts(item["question"], corpus.df, *bars)
+            if corpus.answerable([k for k in keys if k.text != item[part]], item[absent]):
                 print(
-                    f"  skipped (an abstract on the other concepts mentions {item[part]!r}): {item['question']}"
+                    f"  skipped (an abstract on the other concepts mentions {item[absent]!r}): {item['question']}"
                 )
             else:
                 out.append((path.stem, item["question"]))
-    config = agent.config  # all four bars, as bench/agent_concepts.py built these swaps
-    bars = (config.max_concept_df, config.max_outcome_df, config.max_setting_df, config.max_subject_df)
-    for item in json.loads(PARTIAL.read_text())["questions"]:  # the swapped-in word, not the kept ones
-        keys = key_concepts(item["question"], corpus.df, *bars)
-        if corpus.answerable([k for k in keys if k.text != item["outcome"]], item["new_word"]):
-            print(
-                f"  skipped (an abstract on the other concepts mentions {item['new_word']!r}): {item['question']}"
-            )
-        else:
-            out.append((PARTIAL.stem, item["question"]))
     return out
 
 

@@ -184,15 +184,25 @@ def figures(
     or "subject") at the bars given (keyword arguments of `key_concepts`). The false miss counts the concepts
     of the `counted` roles: the setting and subject together by default (the subject is fitted after the
     setting, on what the setting left)."""
-    missed = 0
-    for q in questions:
-        terms = DocumentTerms(corpus.docs[q.pmid])
-        of_roles = [c for c in key_concepts(q.question, corpus.df, **bars) if c.role in counted]
-        missed += any(not covers(c, terms) for c in of_roles)
     detected = sum(
         any(c.text == s[role] for c in key_concepts(s["question"], corpus.df, **bars)) for s in swapped
     )
-    return missed / len(questions), detected / max(len(swapped), 1)
+    return false_miss(questions, corpus, bars, counted), detected / max(len(swapped), 1)
+
+
+def false_miss(
+    questions: list[Question],
+    corpus: Corpus,
+    bars: dict[str, float],
+    counted: tuple[str, ...],
+    rule: Callable[[Concept, DocumentTerms], bool] = covers,
+) -> float:
+    """Share of the questions whose own source abstract misses a concept of the `counted` roles (by `rule`)."""
+    missed = 0
+    for q in questions:
+        of_roles = [c for c in key_concepts(q.question, corpus.df, **bars) if c.role in counted]
+        missed += any(not rule(c, corpus.terms[q.pmid]) for c in of_roles)
+    return missed / len(questions)
 
 
 def outcome_figures(
@@ -294,10 +304,6 @@ def partial_swap_figures(
     rule: Callable[[Concept, DocumentTerms], bool],
 ) -> tuple[float, float]:
     """(false miss of the asked outcome on the source abstracts, partial swaps detected) under one rule."""
-    missed = 0
-    for q in questions:
-        outcomes = [c for c in key_concepts(q.question, corpus.df, **bars) if c.outcome]
-        missed += any(not rule(c, corpus.terms[q.pmid]) for c in outcomes)
     detected = n = 0
     for s in swapped:
         concepts = key_concepts(s["question"], corpus.df, **bars)
@@ -308,7 +314,7 @@ def partial_swap_figures(
         keys = [c for c in concepts if not c.outcome]
         covering = corpus.covering(keys)
         detected += not any(all(rule(c, t) for c in outcomes) for t in covering)
-    return missed / len(questions), detected / max(n, 1)
+    return false_miss(questions, corpus, bars, ("outcome",), rule), detected / max(n, 1)
 
 
 def partial_swap_report(
