@@ -66,3 +66,11 @@ def test_train_verdict_for_the_users_llm_resumes_and_the_agent_uses_what_it_repo
     notes = " ".join(answer["trace"]["notes"])
     if answer["question_type"] == "yes/no" and answer["verdict"] != "insufficient":
         assert (CUES_ONLY_NOTE in notes) == (again["generate_head"] != "cues + LLM"), notes
+
+    # The printed bottom line says how sure the verdict is: hedged below 0.66 as shown (agent/graph.py LIKELY).
+    shown = json.loads(biocite(home, "-q", "ask", held[0].question, "--mode", "extractive", "--json").stdout)
+    readable = biocite(home, "-q", "ask", held[0].question, "--mode", "extractive")
+    assert readable.returncode == 0 and shown["verdict"] in ("yes", "no", "mixed"), readable.stderr
+    p, verdict = shown["verdict_probability"], shown["verdict"]
+    hedged = f"Bottom line: uncertain, leaning {verdict} (probability {p:.2f})"
+    assert (hedged if round(p, 2) < 0.66 else f"Bottom line: {verdict}, the cited studies") in readable.stdout
