@@ -32,7 +32,10 @@ BM25 sees them; compounds as phrases), or when its initials do ("chronic obstruc
 "COPD"); an outcome concept when all of its terms occur: the asked outcome is the whole phrase, and "muscle
 pain" is not "abdominal pain" (a fluvastatin liver-injury abstract answered "Do statins cause muscle pain?")
 nor "muscle fibres". An organ's Latin adjective and its English name are one term ("hepatic fibrosis" is
-covered by "liver fibrosis", `ORGAN_WORDS`).
+covered by "liver fibrosis", `ORGAN_WORDS`), and so are the words of one age group ("older" and "elderly",
+`AGE_WORDS`). A letter compound is a phrase whatever its inflection ("grades C" is covered by "grade C"), and
+a letter hyphened to the next word belongs to that word ("high-sensitivity C-reactive protein" is about "C
+reactive", not "sensitivity C").
 `max_df_share`, `max_outcome_df_share`, `max_subject_df_share` and `max_setting_df_share` are fitted on the
 TRAIN questions (bench/agent_concepts.py).
 
@@ -89,7 +92,8 @@ GENERIC = frozenset(
         affecting causing preventing necessary true false new old current recent well best appropriate
         indicated indication warranted justified worth feasible acceptable alternative option options
         role associated related different same similar significant significantly relevant value future due
-        always ever even first time place choice mandatory""",
+        always ever even first time place choice mandatory worthwhile routine routinely adequate optimal decade
+        decades""",
         stem=True,
     )
 )
@@ -225,18 +229,21 @@ ORGAN_WORDS = [
     ("ocular", "eye"), ("dental", "tooth"), ("dental", "teeth"), ("osseous", "bone"), ("muscular", "muscle"),
     ("nasal", "nose"), ("splenic", "spleen"), ("mammary", "breast"),
 ]  # fmt: skip
+# Words of age groups that name the same population: "older patients" are the abstract's "elderly". Not
+# "paediatric" / "child": "Child-Pugh" (a surname) made a cirrhosis abstract cover "pediatric".
+AGE_WORDS = [("older", "elderly")]
 
 
-def _organ_synonyms() -> dict[str, set[str]]:
+def _synonyms() -> dict[str, set[str]]:
     pairs: dict[str, set[str]] = {}
-    for adjective, noun in ORGAN_WORDS:
+    for adjective, noun in ORGAN_WORDS + AGE_WORDS:
         a, n = (tokenize(w, stem=True)[0] for w in (adjective, noun))
         pairs.setdefault(a, set()).add(n)
         pairs.setdefault(n, set()).add(a)
     return pairs
 
 
-ORGAN_SYNONYMS = _organ_synonyms()
+SYNONYMS = _synonyms()
 
 Role = Literal["", "outcome", "setting", "subject"]
 CUT_WORDS = (GENERIC, ASPECTS, VERBS, CONVERSATIONAL, QUANTITIES_AND_FORMS)  # a chunk ends at any of these
@@ -286,6 +293,11 @@ class DocumentFrequencies:
         return self.counts.get(term, 0) / self.n_docs
 
 
+def _phrase_stem(word: str) -> str:
+    """A word of a phrase stemmed; a stop word or a single letter as it is (they count in a phrase)."""
+    return _stem(word) or word
+
+
 def _stem(word: str) -> str | None:
     tokens = tokenize(word, stem=True)
     return tokens[0] if tokens else None
@@ -323,7 +335,17 @@ def _question_words(question: str) -> list[str]:
     """The question's words, cut as the index's tokenizer cuts them, and its sentence stops. "CA19-9" was
     "CA19" and "9" here but "ca199" in the index, and the agent said no abstract mentions it."""
     tokens = _WORD_OR_STOP.findall(_CONTRACTION.sub("", question))
-    return [part for t in tokens for part in ([t] if t in SENTENCE_STOPS else compound_parts(t))]
+    return [part for t in tokens for part in ([t] if t in SENTENCE_STOPS else _parts(t))]
+
+
+def _parts(word: str) -> list[str]:
+    """The word's parts as the index cuts them, but a single letter hyphened to the next part stays with it
+    as a phrase: "C-reactive" is "C reactive" (the letter was glued to the word before: "sensitivity C"), and
+    "T-cells" is "T cells"."""
+    parts = compound_parts(word)
+    if len(parts) > 1 and len(parts[0]) == 1 and parts[0].isalpha():
+        return [f"{parts[0]} {parts[1]}", *parts[2:]]
+    return parts
 
 
 def _chunks(question: str) -> list[tuple[list[str], Role]]:
@@ -350,6 +372,9 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             continue
         # numbers are not concepts, nor are number compounds ("19-9"; "fourteen years" is not either, but is rare)
         if _SEPARATOR.sub("", low).isdigit():
+            continue
+        if " " in word:  # a letter and its word ("C reactive"): a phrase, whatever its parts are alone
+            words.append(word)
             continue
         stem = _stem(low)
         cut = low in STOPWORDS or stem is None or any(stem in s for s in CUT_WORDS)
@@ -434,6 +459,11 @@ class DocumentTerms:
         self._initials: set[str] | None = None
 
     @cached_property
+    def stem_flat(self) -> str:
+        """The abstract's words stemmed, in order, for phrases ("grade c"); built on the first phrase missed."""
+        return f" {' '.join(map(_phrase_stem, self._sequence))} "
+
+    @cached_property
     def spellings(self) -> set[str]:
         """The abstract's stems in American spelling (built on the first lookup a stem misses)."""
         return {american_spelling(s) for s in self.stems}
@@ -503,13 +533,17 @@ def _spelt_out(concept: Concept, terms: DocumentTerms) -> bool:
 
 
 def _has_term(term: str, terms: DocumentTerms) -> bool:
-    """A stem among the abstract's stems (either spelling, or the organ's other name: "hepat" / "liver"), or
-    a compound ("vitamin d") as a phrase of its words."""
-    if " " in term:
-        return " " + " ".join(re.findall(r"[a-z0-9]+", term)) + " " in terms.flat
+    """A stem among the abstract's stems (either spelling, or its other name: "hepat" / "liver", "older" /
+    "elderly"), or a compound ("vitamin d") as a phrase of its words."""
+    if " " in term:  # as written, or its words' stems ("grades C" is covered by "grade C")
+        words = re.findall(r"[a-z0-9]+", term)
+        return (
+            f" {' '.join(words)} " in terms.flat
+            or f" {' '.join(map(_phrase_stem, words))} " in terms.stem_flat
+        )
     if term in terms.stems or american_spelling(term) in terms.spellings:
         return True
-    return bool(ORGAN_SYNONYMS.get(term, set()) & terms.stems)
+    return bool(SYNONYMS.get(term, set()) & terms.stems)
 
 
 def read_as(concept: Concept, terms: DocumentTerms) -> str | None:

@@ -74,7 +74,9 @@ _STATISTIC = re.compile(
 def unanswerable(agent: Agent) -> list[tuple[str, str]]:
     """The unanswerable sets, each re-checked against the index: absent terms absent; a swapped outcome,
     setting or subject (or, in the partial set, the swapped-in word) in no abstract covering the question's
-    other concepts."""
+    other concepts; and a swapped-in word that coverage now reads as a word of question templates ("worthwhile",
+    "adequate": the swap took it from another question's subject when coverage read it as one) names no absent
+    entity."""
     corpus = Corpus(agent.retriever.documents)  # type: ignore[arg-type]  # the index's DocStore
     texts = [d.text.casefold() for d in corpus.docs.values()]
     out = []
@@ -94,7 +96,11 @@ def unanswerable(agent: Agent) -> list[tuple[str, str]]:
     for path, part, absent, bars in sets:
         for item in json.loads(path.read_text())["questions"]:
             keys = key_concepts(item["question"], corpus.df, *bars)
-            if corpus.answerable([k for k in keys if k.text != item[part]], item[absent]):
+            if not key_concepts(item[part], corpus.df, 1.0):  # "Does worthwhile prevent seroma ...?"
+                print(
+                    f"  skipped (the swapped-in {item[part]!r} is a question's word, no entity): {item['question']}"
+                )
+            elif corpus.answerable([k for k in keys if k.text != item[part]], item[absent]):
                 print(
                     f"  skipped (an abstract on the other concepts mentions {item[absent]!r}): {item['question']}"
                 )

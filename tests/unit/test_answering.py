@@ -272,6 +272,32 @@ def test_an_asked_outcome_is_covered_by_all_of_its_terms() -> None:
     assert not covers(pain, _doc("", "Statins induced an immune response in muscle fibres."))
 
 
+def test_letter_compounds_and_age_groups() -> None:
+    """TRAIN questions said "not covered" of what their own abstract has: "Los Angeles grades C" (it says "grade
+    C"), "high-sensitivity C-reactive protein" (the letter was glued to "sensitivity"), "older patients" (it
+    says "elderly")."""
+    df = _df("grade C oesophagitis", "C-reactive protein", "elderly", n_other=4)
+    grades = key_concepts("Do Los Angeles grades C and D heal?", df, 0.5)[0]
+    assert grades.terms[0] == "grades c" and covers(grades, _doc("", "Healing of grade C oesophagitis."))
+    assert not covers(grades, _doc("", "Grade D oesophagitis healed; C was not given."))
+    crp = key_concepts("Is high-sensitivity C-reactive protein associated with stroke?", df, 0.5)[0]
+    assert crp.terms[0] == "c reactive" and covers(crp, _doc("", "Serum C-reactive protein was raised."))
+    assert not covers(crp, _doc("", "High sensitivity C was reactive."))
+    assert [c.terms[0] for c in key_concepts("Do regulatory T-cells matter?", df, 0.5)] == ["t cells"]
+    older = key_concepts("Is aspirin safe in older patients?", df, 0.0, 0.0, 1.0)[-1]
+    assert older.text == "older" and covers(older, _doc("", "Aspirin in the elderly."))
+    assert not covers(older, _doc("", "Aspirin in young adults."))
+
+
+def test_template_words_are_not_concepts() -> None:
+    """ "Is X worthwhile?", "routine", "optimal", "over the last decade" name nothing asked ("sufficient" may:
+    "venous insufficiency")."""
+    df = _df("frozen section", "worthwhile routine decade optimal guidelines", n_other=4)
+    asked = "Is routine frozen-section examination in breast cancer worthwhile over the last decade?"
+    assert [c.text for c in key_concepts(asked, df, 0.5)] == ["frozen section examination", "breast cancer"]
+    assert [c.text for c in key_concepts("Is an optimal dose of aspirin adequate?", df, 0.5)] == ["aspirin"]
+
+
 def test_agent_says_the_asked_outcome_is_not_covered() -> None:
     """'statin' is a key concept; 'body weight' (2 of 4 abstracts) only passes the outcome bar, and no
     statin abstract mentions it: not covered, no verdict. With the outcome check off it goes unseen."""
