@@ -374,10 +374,10 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
         if _SEPARATOR.sub("", low).isdigit():
             continue
         if " " in word:  # a letter and its word ("C reactive"): a phrase, whatever its parts are alone
-            words.append(word)
-            continue
-        stem = _stem(low)
-        cut = low in STOPWORDS or stem is None or any(stem in s for s in CUT_WORDS)
+            stem, cut = None, False
+        else:
+            stem = _stem(low)
+            cut = low in STOPWORDS or stem is None or any(stem in s for s in CUT_WORDS)
         if pending == "setting" and not words and stem in SETTING_IDIOMS:
             pending = ""
             chunks.append(([], pending))
