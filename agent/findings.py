@@ -12,9 +12,9 @@ Training data (reproducible from the repository, `train_findings`):
   (`biocite.pubmedqa.split_questions`: seed 13, 60 % train / 40 % validation); positives are the
   sentences of the source abstract that overlap the question's long answer (the abstract's conclusions),
   negatives the other sentences;
-- the structured abstracts of the index (from the shipped PubMed XML: labels RESULTS / FINDINGS /
-  CONCLUSIONS positive, BACKGROUND / OBJECTIVE / METHODS negative), with the title standing in for the
-  question. Sentences are the index's own (`index/sentences.py`), as the agent sees them.
+- the structured abstracts of the index (labelled AbstractText parts of the shipped PubMed XML, and plain
+  abstracts that write their labels inline, "RESULTS: ...": labels RESULTS / FINDINGS / CONCLUSIONS
+  positive, BACKGROUND / OBJECTIVE / METHODS negative), with the title standing in for the question. Sentences are the index's own (`index/sentences.py`), as the agent sees them.
 The held-out 40 % is never used for training or fitting.
 
 The artifact is a `biocite.heads.LinearModel` JSON file (scaler, coefficients, metadata), trained on first
@@ -41,7 +41,8 @@ from biocite.sentences import section_label
 from biocite.settings import Settings
 
 # 2: C chosen by cross-validation on train; the saved layout is biocite.heads.LinearModel
-ARTIFACT_VERSION = 2
+# 3: abstracts with their section labels written inline are structured too (`sentences.inline_sections`)
+ARTIFACT_VERSION = 3
 KIND = "findings"
 LABELS = ["other", "answer_bearing"]
 MIN_TRAIN_ABSTRACTS = 50  # PubMedQA train-part source abstracts the index must hold to train on

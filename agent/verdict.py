@@ -61,8 +61,9 @@ from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_ques
 from biocite.records import QuestionType, Verdict
 from biocite.settings import DATA_DIR
 
-ARTIFACT_VERSION = 4  # 3: cue features only (+ the LLM's answer-word mass); C and class weights chosen by CV
+ARTIFACT_VERSION = 5  # 3: cue features only (+ the LLM's answer-word mass); C and class weights chosen by CV
 # 4: + a temperature fitted on out-of-fold probabilities of the train rows (calibrated probabilities)
+# 5: retrained with the findings model that reads inline section labels (findings ARTIFACT_VERSION 3)
 KIND = "verdict"
 LABELS: list[Verdict] = ["yes", "no", "mixed"]
 PUBMEDQA_TO_VERDICT: dict[str, Verdict] = {"yes": "yes", "no": "no", "maybe": "mixed"}

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import pysbd
 
-from biocite.records import Document, Sentence
+from biocite.records import Document, Section, Sentence
 
 _ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*$")
 _JOIN_START = re.compile(r"[,;)\]]|[a-z]+\b(?![-\d])")
@@ -168,8 +168,9 @@ def is_metadata(text: str, section_label: str | None = None) -> bool:
     return bool(registered and _REGISTRY_ID.search(text) and lead_words <= MAX_WORDS_BEFORE_REGISTRATION)
 
 
-# A section label written into the text: 478 of the embedded corpus's abstracts are stored as plain text with
-# their labels inline ("CONCLUSIONS: Pharmacokinetic differences ..."), so a quoted sentence starts with one.
+# A section label written into the text: 835 of the embedded corpus's abstracts (JSONL) are stored as plain text
+# with their labels inline ("CONCLUSIONS: Pharmacokinetic differences ..."), so a quoted sentence starts with one;
+# the readers make them sections (`inline_sections`), as PubMed XML's labelled AbstractText parts are.
 _INLINE_LABEL = re.compile(r"(?:[A-Z][A-Z&/-]+,?\s+){0,5}[A-Z][A-Z&/-]+:\s+(?=\S)")
 MIN_LABEL_LETTERS = 4  # "HR: 0.5" is no label
 
@@ -180,6 +181,27 @@ def without_inline_label(text: str) -> str:
     if match and sum(c.isalpha() for c in match.group()) >= MIN_LABEL_LETTERS:
         return text[match.end() :]
     return text
+
+
+# The same label where the abstract or one of its sentences opens ("... was studied. METHODS: We ...").
+_LABEL_OPENING = re.compile(r"(?:^|(?<=[.?!] ))" + _INLINE_LABEL.pattern)
+
+
+def inline_sections(abstract: str) -> list[Section]:
+    """The sections of a plain-text abstract that writes its labels inline ("BACKGROUND: ... METHODS: ..."),
+    each from its label to the next; none unless the abstract opens with a label and has two or more."""
+    found = [
+        m
+        for m in _LABEL_OPENING.finditer(abstract)
+        if sum(c.isalpha() for c in m.group()) >= MIN_LABEL_LETTERS
+    ]
+    if len(found) < 2 or found[0].start() != 0:
+        return []
+    ends = [m.start() - 1 for m in found[1:]] + [len(abstract)]
+    return [
+        Section(label=m.group().strip().rstrip(":").strip(), start=m.start(), end=end)
+        for m, end in zip(found, ends, strict=True)
+    ]
 
 
 def section_label(doc: Document, start: int) -> str | None:

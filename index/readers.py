@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from biocite.errors import InputError
 from biocite.records import Document, Section, pmid_problem
+from biocite.sentences import inline_sections
 
 log = logging.getLogger(__name__)
 
@@ -221,10 +222,12 @@ def _jsonl_record(raw: bytes, where: str, stats: ReadStats) -> Document | None:
         stats.warn(f"{where} (PMID {rec.pmid}): empty abstract, skipped")
         return None
     where = f"{where} (PMID {rec.pmid})"
+    abstract = _limited(abstract, MAX_ABSTRACT_CHARS, "abstract", where, stats)
     return Document(
         pmid=rec.pmid,
         title=_limited(norm_space(rec.title), MAX_TITLE_CHARS, "title", where, stats),
-        abstract=_limited(abstract, MAX_ABSTRACT_CHARS, "abstract", where, stats),
+        abstract=abstract,
+        sections=inline_sections(abstract),  # "BACKGROUND: ... RESULTS: ..." written into the text
         year=rec.year,
         journal=norm_space(rec.journal or "") or None,
         mesh=[m for m in (norm_space(x) for x in rec.mesh) if m],
@@ -245,7 +248,8 @@ def _text(elem: etree._Element | None) -> str:
 
 
 def _abstract(citation: etree._Element) -> tuple[str, list[Section]]:
-    """AbstractText parts joined with one space; labelled or multi-part abstracts get Sections."""
+    """AbstractText parts joined with one space; labelled or multi-part abstracts get Sections, and so does
+    one plain text with its labels written inline."""
     parts = []
     for node in citation.iterfind("Article/Abstract/AbstractText"):
         text = _text(node)
@@ -257,7 +261,8 @@ def _abstract(citation: etree._Element) -> tuple[str, list[Section]]:
         sections.append(Section(label=label, start=pos, end=pos + len(text)))
         pos += len(text) + 1
     structured = len(parts) > 1 or any(label for label, _ in parts)
-    return " ".join(text for _, text in parts), sections if structured else []
+    abstract = " ".join(text for _, text in parts)
+    return abstract, sections if structured else inline_sections(abstract)
 
 
 def _year(citation: etree._Element) -> int | None:

@@ -142,6 +142,17 @@ def test_jsonl_records_duplicates_and_bad_lines() -> None:
     assert "1 duplicates replaced" in stats.summary() and "4 malformed" in stats.summary()
 
 
+def test_jsonl_inline_labels_become_sections(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text(
+        '{"pmid": "1", "abstract": "OBJECTIVE: To test.  RESULTS: It fell. CONCLUSIONS: It works."}\n'
+    )
+    doc = read_documents([path])["1"]
+    assert [(s.label, doc.abstract[s.start : s.end]) for s in doc.sections] == [
+        ("OBJECTIVE", "OBJECTIVE: To test."), ("RESULTS", "RESULTS: It fell."), ("CONCLUSIONS", "CONCLUSIONS: It works.")
+    ]  # fmt: skip
+
+
 def test_jsonl_gz(tmp_path: Path) -> None:
     target = tmp_path / "a.jsonl.gz"
     target.write_bytes(gzip.compress((FIXTURES / "abstracts_mixed.jsonl").read_bytes()))

@@ -8,7 +8,13 @@ import pytest
 
 from biocite.index.readers import read_documents
 from biocite.records import Document, Section, Sentence
-from biocite.sentences import is_metadata, section_label, split_sentences, without_inline_label
+from biocite.sentences import (
+    inline_sections,
+    is_metadata,
+    section_label,
+    split_sentences,
+    without_inline_label,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
@@ -213,3 +219,16 @@ def test_a_metadata_section_makes_its_sentences_metadata() -> None:
 )
 def test_a_section_label_written_into_the_text_is_recognised(text: str, expected: str) -> None:
     assert without_inline_label(text) == expected
+
+
+def test_inline_labels_make_sections() -> None:
+    """478+ corpus abstracts are plain text with their labels inline: they get sections like XML ones, so
+    their results and conclusions are labelled (for the findings model and the benchmarks)."""
+    abstract = "BACKGROUND: Statins are used. METHODS: A trial (HR: 0.5 planned). RESULTS: Pain fell. CONCLUSIONS: Works."
+    sections = inline_sections(abstract)
+    assert [s.label for s in sections] == ["BACKGROUND", "METHODS", "RESULTS", "CONCLUSIONS"]
+    assert [abstract[s.start : s.end] for s in sections][1] == "METHODS: A trial (HR: 0.5 planned)."
+    doc = Document(pmid="1", abstract=abstract, sections=sections)
+    assert [section_label(doc, s.start) for s in split_sentences(doc)][-2:] == ["RESULTS", "CONCLUSIONS"]
+    assert inline_sections("We did X. RESULTS: y. CONCLUSIONS: z.") == []  # not opened by a label
+    assert inline_sections("CONCLUSIONS: one label only.") == []
