@@ -236,10 +236,10 @@ AGE_WORDS = [("older", "elderly")]
 
 def _synonyms() -> dict[str, set[str]]:
     pairs: dict[str, set[str]] = {}
-    for adjective, noun in ORGAN_WORDS + AGE_WORDS:
-        a, n = (tokenize(w, stem=True)[0] for w in (adjective, noun))
-        pairs.setdefault(a, set()).add(n)
-        pairs.setdefault(n, set()).add(a)
+    for one, other in ORGAN_WORDS + AGE_WORDS:
+        a, b = (tokenize(w, stem=True)[0] for w in (one, other))
+        pairs.setdefault(a, set()).add(b)
+        pairs.setdefault(b, set()).add(a)
     return pairs
 
 

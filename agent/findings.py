@@ -14,7 +14,8 @@ Training data (reproducible from the repository, `train_findings`):
   negatives the other sentences;
 - the structured abstracts of the index (labelled AbstractText parts of the shipped PubMed XML, and plain
   abstracts that write their labels inline, "RESULTS: ...": labels RESULTS / FINDINGS / CONCLUSIONS
-  positive, BACKGROUND / OBJECTIVE / METHODS negative), with the title standing in for the question. Sentences are the index's own (`index/sentences.py`), as the agent sees them.
+  positive, BACKGROUND / OBJECTIVE / METHODS negative), with the title standing in for the question.
+  Sentences are the index's own (`index/sentences.py`), as the agent sees them.
 The held-out 40 % is never used for training or fitting.
 
 The artifact is a `biocite.heads.LinearModel` JSON file (scaler, coefficients, metadata), trained on first

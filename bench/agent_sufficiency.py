@@ -99,8 +99,13 @@ def covered_inputs(agent: Agent, question: str, ranked: list[Evidence], hits: li
     the subject; its best relevance; its sentences at `min_relevance` or above]."""
     docs, _ = agent._documents(hits)
     kept, cov, unknown, _ = agent._cover(question, ranked, docs, [])
-    full = bool(cov and len(cov.concepts) >= 2 and not unknown and not cov.missing(kept, []))
-    full = full and any(c.role in ("", "subject") for c in cov.concepts)  # type: ignore[union-attr]
+    full = (
+        cov is not None
+        and len(cov.concepts) >= 2
+        and any(c.role in ("", "subject") for c in cov.concepts)
+        and not unknown
+        and not cov.missing(kept, [])
+    )
     strong = sum(e.relevance >= agent.config.min_relevance for e in kept)
     return [float(full), max((e.relevance for e in kept), default=0.0), float(strong)]
 

@@ -175,12 +175,15 @@ _INLINE_LABEL = re.compile(r"(?:[A-Z][A-Z&/-]+,?\s+){0,5}[A-Z][A-Z&/-]+:\s+(?=\S
 MIN_LABEL_LETTERS = 4  # "HR: 0.5" is no label
 
 
+def _is_label(match: re.Match[str]) -> bool:
+    """A matched label has enough letters to be one ("HR: " has not)."""
+    return sum(c.isalpha() for c in match.group()) >= MIN_LABEL_LETTERS
+
+
 def without_inline_label(text: str) -> str:
     """The sentence without a leading section label written into its text ("CONCLUSIONS: X" -> "X")."""
     match = _INLINE_LABEL.match(text)
-    if match and sum(c.isalpha() for c in match.group()) >= MIN_LABEL_LETTERS:
-        return text[match.end() :]
-    return text
+    return text[match.end() :] if match and _is_label(match) else text
 
 
 # The same label where the abstract or one of its sentences opens ("... was studied. METHODS: We ...").
@@ -190,16 +193,12 @@ _LABEL_OPENING = re.compile(r"(?:^|(?<=[.?!] ))" + _INLINE_LABEL.pattern)
 def inline_sections(abstract: str) -> list[Section]:
     """The sections of a plain-text abstract that writes its labels inline ("BACKGROUND: ... METHODS: ..."),
     each from its label to the next; none unless the abstract opens with a label and has two or more."""
-    found = [
-        m
-        for m in _LABEL_OPENING.finditer(abstract)
-        if sum(c.isalpha() for c in m.group()) >= MIN_LABEL_LETTERS
-    ]
+    found = [m for m in _LABEL_OPENING.finditer(abstract) if _is_label(m)]
     if len(found) < 2 or found[0].start() != 0:
         return []
     ends = [m.start() - 1 for m in found[1:]] + [len(abstract)]
     return [
-        Section(label=m.group().strip().rstrip(":").strip(), start=m.start(), end=end)
+        Section(label=m.group().rstrip().rstrip(":"), start=m.start(), end=end)
         for m, end in zip(found, ends, strict=True)
     ]
 

@@ -222,7 +222,7 @@ def test_a_section_label_written_into_the_text_is_recognised(text: str, expected
 
 
 def test_inline_labels_make_sections() -> None:
-    """478+ corpus abstracts are plain text with their labels inline: they get sections like XML ones, so
+    """835 corpus abstracts are plain text with their labels inline: they get sections like XML ones, so
     their results and conclusions are labelled (for the findings model and the benchmarks)."""
     abstract = "BACKGROUND: Statins are used. METHODS: A trial (HR: 0.5 planned). RESULTS: Pain fell. CONCLUSIONS: Works."
     sections = inline_sections(abstract)
