@@ -12,7 +12,11 @@ types the rest; a title-like question without either ("X: a single syndrome?") i
 - negation, no-difference, hedging, affirmation and contrast cue counts of the top sentence, and their
   P(answer-bearing)-weighted mean and maximum over the three; whether the question itself is negated.
 - generate mode, when the configured LLM has masses: that LLM's probability mass on "yes", "no" and
-  "maybe" as the first token of the answer to `prompts/verdict.txt` (one extra 1-token call). The masses
+  "maybe" as the first token of the answer to `prompts/verdict.txt` (one extra 1-token call), with or
+  without the cues, whichever cross-validates better on train. The prompt's seven worked examples (two yes,
+  three no, two maybe) are conclusions of corpus abstracts that are not PubMedQA questions (PMIDs 12535818,
+  35998300, 17255138, 15200408, 11704023, 16034922, 33661190) with questions written for them, so no split
+  of PubMedQA sees its own questions in the prompt; the llama.cpp prompt cache keeps their prefix. The masses
   of the train questions ship for the default LLM in data/pubmedqa/verdict_llm_<model>.json; for any
   other LLM `biocite train verdict --llm` (agent/verdict_training.py) computes them; the head is fitted on
   them in a second on first use, and generate mode uses it only when it cross-validates better than the
@@ -61,9 +65,10 @@ from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_ques
 from biocite.records import QuestionType, Verdict
 from biocite.settings import DATA_DIR
 
-ARTIFACT_VERSION = 5  # 3: cue features only (+ the LLM's answer-word mass); C and class weights chosen by CV
+ARTIFACT_VERSION = 6  # 3: cue features only (+ the LLM's answer-word mass); C and class weights chosen by CV
 # 4: + a temperature fitted on out-of-fold probabilities of the train rows (calibrated probabilities)
 # 5: retrained with the findings model that reads inline section labels (findings ARTIFACT_VERSION 3)
+# 6: the LLM head may be the answer-word mass alone (meta "cues": false), whichever cross-validates better
 KIND = "verdict"
 LABELS: list[Verdict] = ["yes", "no", "mixed"]
 PUBMEDQA_TO_VERDICT: dict[str, Verdict] = {"yes": "yes", "no": "no", "maybe": "mixed"}
@@ -216,6 +221,11 @@ class VerdictModel(LinearArtifact):
         return self.meta.get("llm")
 
     @property
+    def uses_cues(self) -> bool:
+        """False for a head on the LLM's answer-word mass alone (chosen when it cross-validated better)."""
+        return bool(self.meta.get("cues", True))
+
+    @property
     def cv_score(self) -> float:
         """The best cross-validated score on train (mean of accuracy and macro-F1) of its (C, weighting)."""
         return float(max(self.meta["cv_scores"].values()))
@@ -237,11 +247,9 @@ class VerdictModel(LinearArtifact):
         llm_mass: Mapping[str, float] | None = None,
     ) -> tuple[Verdict, float, dict[str, float]]:
         """(verdict, its probability, all probabilities) from the answer-bearing evidence sentences."""
-        row = evidence_features(question, texts, weights)
-        if self.llm is not None:
-            if llm_mass is None:
-                raise ValueError(f"this verdict model needs the answer-word mass of {self.llm}")
-            row = np.hstack([row, llm_features(llm_mass)])
+        if self.llm is not None and llm_mass is None:
+            raise ValueError(f"this verdict model needs the answer-word mass of {self.llm}")
+        row = feature_row(question, texts, weights, llm_mass if self.llm else None, self.uses_cues)
         probs = self.probabilities(row[None, :])[0]
         best = int(np.argmax(probs))
         return (
@@ -300,13 +308,30 @@ def training_rows(pmids: Sequence[str], encoder: TextEncoder, findings: Any, sto
     return rows
 
 
+def feature_row(
+    question: str,
+    texts: Sequence[str],
+    weights: Sequence[float],
+    llm_mass: Mapping[str, float] | None = None,
+    cues: bool = True,
+) -> np.ndarray:
+    """The cue features, then the LLM's when `llm_mass` is given; without `cues`, the LLM's alone."""
+    parts = [evidence_features(question, texts, weights)] if cues else []
+    if llm_mass is not None:
+        parts.append(llm_features(llm_mass))
+    return np.hstack(parts).astype(np.float32)
+
+
 def feature_matrix(
-    rows: Sequence[TrainingRow], llm_masses: Mapping[str, Mapping[str, float]] | None = None
+    rows: Sequence[TrainingRow],
+    llm_masses: Mapping[str, Mapping[str, float]] | None = None,
+    cues: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(features, label indices); with `llm_masses` (by PMID) the LLM columns are appended."""
-    x = [evidence_features(r.question, r.texts, r.weights) for r in rows]
-    if llm_masses is not None:
-        x = [np.hstack([f, llm_features(llm_masses[r.pmid])]) for f, r in zip(x, rows, strict=True)]
+    """(features, label indices); with `llm_masses` (by PMID) the LLM columns (`feature_row`)."""
+    x = [
+        feature_row(r.question, r.texts, r.weights, llm_masses[r.pmid] if llm_masses else None, cues)
+        for r in rows
+    ]
     return np.vstack(x), np.array([LABELS.index(r.label) for r in rows])
 
 
@@ -373,9 +398,16 @@ def fit_verdict_rows(
         rows = [r for r in rows if r.pmid in llm_masses.rows]
     if len(rows) < MIN_TRAIN_ROWS:
         raise ValueError(f"the index holds fewer than {MIN_TRAIN_ROWS} training abstracts")
-    x, y = feature_matrix(rows, llm_masses.rows if llm_masses else None)
+    masses = llm_masses.rows if llm_masses else None
+    x, y = feature_matrix(rows, masses)
     fitted, choice = fit_with_cv(x, y)
+    cues = True
+    if masses is not None:  # the LLM's mass alone may read better than with the cues' noise (CV decides)
+        alone, alone_choice = fit_with_cv(*feature_matrix(rows, masses, cues=False))
+        if max(alone_choice["cv_scores"].values()) > max(choice["cv_scores"].values()):
+            fitted, choice, cues = alone, alone_choice, False
     meta = {
+        "cues": cues,
         "embedder": embedder_name,
         "llm": llm_masses.llm if llm_masses else None,
         "llm_features": llm_masses.provenance() if llm_masses else None,
@@ -452,8 +484,7 @@ class LLMFeatures(BaseModel):
 
 
 def prompt_sha256() -> str:
-    prompt = load_prompt("verdict")
-    return hashlib.sha256(f"{prompt.system}\n{prompt.user}".encode()).hexdigest()
+    return hashlib.sha256(load_prompt("verdict").text().encode()).hexdigest()
 
 
 def shipped_features_path(name: str) -> Path:

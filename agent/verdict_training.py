@@ -203,14 +203,15 @@ def _train_llm_head(
     report.saved += [str(masses_path), str(path)]
     report.llm, report.llm_train_questions = identity.name, len(features.rows)
     report.llm_calls = calls + held_calls
-    report.choices["cues + LLM"] = _choice(stacked)
+    head = "cues + LLM" if stacked.uses_cues else "LLM alone (cross-validated better than cues + LLM)"
+    report.choices[head] = _choice(stacked)
     if stacked.beats(cues):
-        report.generate_head = "cues + LLM"
+        report.generate_head = head.split(" (")[0]
     else:
         report.generate_head = "cues (the LLM head did not cross-validate better on train)"
     if held_rows:
         gold = np.array([V.LABELS.index(r.label) for r in held_rows])
-        x, _ = V.feature_matrix(held_rows, held_features.rows)
-        report.held_out["cues + LLM (generate)"] = _head_figures(stacked, gold, x)
+        x, _ = V.feature_matrix(held_rows, held_features.rows, cues=stacked.uses_cues)
+        report.held_out[f"{head.split(' (')[0]} (generate)"] = _head_figures(stacked, gold, x)
         zero_shot = [int(np.argmax(V.llm_features(held_features.rows[r.pmid]))) for r in held_rows]
         report.held_out["LLM alone (its most likely word)"] = _figures(gold, zero_shot)

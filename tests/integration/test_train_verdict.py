@@ -51,7 +51,9 @@ def test_train_verdict_for_the_users_llm_resumes_and_the_agent_uses_what_it_repo
     report = json.loads(first.stdout)
     assert report["llm"] == "smollm2" and report["train_questions"] == 60
     assert report["llm_train_questions"] == 50 and report["llm_calls"] == 55
-    assert set(report["choices"]) == {"cues", "cues + LLM"}
+    llm_head = set(report["choices"]) - {"cues"}  # with the cues, or the LLM alone: whichever CV prefers
+    assert "cues" in report["choices"] and len(llm_head) == 1, report["choices"]
+    assert llm_head <= {"cues + LLM", "LLM alone (cross-validated better than cues + LLM)"}
     assert {f["questions"] for f in report["held_out"].values()} == {5} and len(report["held_out"]) == 4
     assert all(Path(p).is_file() for p in report["saved"])
 
@@ -65,7 +67,7 @@ def test_train_verdict_for_the_users_llm_resumes_and_the_agent_uses_what_it_repo
     answer = json.loads(asked.stdout)
     notes = " ".join(answer["trace"]["notes"])
     if answer["question_type"] == "yes/no" and answer["verdict"] != "insufficient":
-        assert (CUES_ONLY_NOTE in notes) == (again["generate_head"] != "cues + LLM"), notes
+        assert (CUES_ONLY_NOTE in notes) == (again["generate_head"] not in ("cues + LLM", "LLM alone")), notes
 
     # The printed bottom line says how sure the verdict is: hedged below 0.66 as shown (agent/graph.py LIKELY).
     shown = json.loads(biocite(home, "-q", "ask", held[0].question, "--mode", "extractive", "--json").stdout)

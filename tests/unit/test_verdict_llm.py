@@ -111,3 +111,35 @@ def test_generate_mode_keeps_the_cue_head_unless_the_stacked_one_cross_validates
     weak = V.VerdictModel(linear.model_copy(update={"meta": {"cv_scores": {"a": 0.55}}}))
     strong = V.VerdictModel(linear.model_copy(update={"meta": {"cv_scores": {"a": 0.61}}}))
     assert strong.beats(cues) and not weak.beats(cues) and cues.cv_score == 0.56
+
+
+def test_the_llm_head_drops_the_cues_when_the_mass_alone_cross_validates_better(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    labels: list[V.Verdict] = ["yes", "no", "mixed"]
+    rows = [
+        V.TrainingRow(pmid=str(i), question="Does it work?", texts=["It worked."], weights=[1.0],
+                      reading_order=["It worked."], label=labels[i % 3])
+        for i in range(90)
+    ]  # fmt: skip
+    masses = {str(i): {w: 0.9 if w == V.LLM_WORDS[i % 3] else 0.05 for w in V.LLM_WORDS} for i in range(90)}
+    features = V.LLMFeatures(llm="m", llm_fingerprint="f", prompt_sha256="p", split={}, rows=masses)
+    fit = V.fit_with_cv
+
+    def scored(alone: float) -> Any:
+        def fit_with_cv(x: np.ndarray, y: np.ndarray) -> Any:
+            model, choice = fit(x, y)  # the LLM's 3 columns alone score `alone`; with the cues 0.6
+            return model, {**choice, "cv_scores": {"x": alone if x.shape[1] == 3 else 0.6}}
+
+        return fit_with_cv
+
+    monkeypatch.setattr(V, "fit_with_cv", scored(0.7))
+    model = V.fit_verdict_rows(rows, "minilm", features)
+    assert model.llm == "m" and not model.uses_cues and model.cv_score == 0.7
+    verdict, p, _ = model.predict(
+        "Does it work?", ["It worked."], [1.0], {"yes": 0.05, "no": 0.9, "maybe": 0.05}
+    )
+    assert verdict == "no" and p > 0.5  # read from the mass alone
+    monkeypatch.setattr(V, "fit_with_cv", scored(0.6))  # a tie keeps the cues
+    assert V.fit_verdict_rows(rows, "minilm", features).uses_cues
+    assert V.fit_verdict_rows(rows, "minilm").uses_cues  # the extractive head is the cues'
