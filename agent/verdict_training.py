@@ -44,7 +44,7 @@ class VerdictTrainingReport(BaseModel):
     train_questions: int
     llm_train_questions: int = 0
     llm_calls: int = 0  # made by this run (the others were reused from an interrupted or earlier run)
-    # the head generate mode uses: "cues + LLM" only when it cross-validates better than the cues
+    # the head generate mode uses: "cues + LLM" or "LLM alone" only when it cross-validates better than the cues
     generate_head: str = "cues"
     choices: dict[str, dict[str, object]]  # head -> C, class weighting, cross-validated score on train
     held_out: dict[str, HeldOut]  # majority / cues / cues + llm / llm zero-shot
@@ -203,15 +203,16 @@ def _train_llm_head(
     report.saved += [str(masses_path), str(path)]
     report.llm, report.llm_train_questions = identity.name, len(features.rows)
     report.llm_calls = calls + held_calls
-    head = "cues + LLM" if stacked.uses_cues else "LLM alone (cross-validated better than cues + LLM)"
-    report.choices[head] = _choice(stacked)
+    head = "cues + LLM" if stacked.uses_cues else "LLM alone"
+    why = "" if stacked.uses_cues else " (cross-validated better than cues + LLM)"
+    report.choices[head + why] = _choice(stacked)
     if stacked.beats(cues):
-        report.generate_head = head.split(" (")[0]
+        report.generate_head = head
     else:
         report.generate_head = "cues (the LLM head did not cross-validate better on train)"
     if held_rows:
         gold = np.array([V.LABELS.index(r.label) for r in held_rows])
         x, _ = V.feature_matrix(held_rows, held_features.rows, cues=stacked.uses_cues)
-        report.held_out[f"{head.split(' (')[0]} (generate)"] = _head_figures(stacked, gold, x)
+        report.held_out[f"{head} (generate)"] = _head_figures(stacked, gold, x)
         zero_shot = [int(np.argmax(V.llm_features(held_features.rows[r.pmid]))) for r in held_rows]
         report.held_out["LLM alone (its most likely word)"] = _figures(gold, zero_shot)
