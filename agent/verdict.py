@@ -228,7 +228,7 @@ class VerdictModel(LinearArtifact):
     @property
     def cv_score(self) -> float:
         """The best cross-validated score on train (mean of accuracy and macro-F1) of its (C, weighting)."""
-        return float(max(self.meta["cv_scores"].values()))
+        return best_cv_score(self.meta)
 
     def beats(self, other: VerdictModel) -> bool:
         """Whether this (stacked) head cross-validated better on train than `other`: a weak LLM's answer-word
@@ -354,6 +354,11 @@ def _accuracy_and_macro_f1(gold: np.ndarray, predicted: np.ndarray) -> float:
     return (accuracy_score(gold, predicted) + f1_score(gold, predicted, average="macro")) / 2
 
 
+def best_cv_score(choice: Mapping[str, Any]) -> float:
+    """The best cross-validated score among a `fit_with_cv` choice's (C, weighting) pairs."""
+    return float(max(choice["cv_scores"].values()))
+
+
 def fit_with_cv(
     x: np.ndarray, y: np.ndarray, grid: Sequence[float] = C_GRID
 ) -> tuple[LinearModel, dict[str, Any]]:
@@ -404,7 +409,7 @@ def fit_verdict_rows(
     cues = True
     if masses is not None:  # the LLM's mass alone may read better than with the cues' noise (CV decides)
         alone, alone_choice = fit_with_cv(*feature_matrix(rows, masses, cues=False))
-        if max(alone_choice["cv_scores"].values()) > max(choice["cv_scores"].values()):
+        if best_cv_score(alone_choice) > best_cv_score(choice):
             fitted, choice, cues = alone, alone_choice, False
     meta = {
         "cues": cues,

@@ -76,8 +76,7 @@ def masses(chat: Any, prompt: Prompt, blank: bool, rows: list[V.TrainingRow], pa
 
 
 def cv(x: np.ndarray, y: np.ndarray) -> float:
-    _, choice = V.fit_with_cv(x, y)
-    return float(max(choice["cv_scores"].values()))
+    return V.best_cv_score(V.fit_with_cv(x, y)[1])
 
 
 def main() -> None:
@@ -95,8 +94,9 @@ def main() -> None:
     chat = make_chat_model(settings)
     x_cues, y = V.feature_matrix(rows)
     print(f"{len(rows)} TRAIN questions; cues alone CV {cv(x_cues, y):.3f}")
+    known = variants()
     for name in args.variants.split(","):
-        prompt, blank = variants()[name]
+        prompt, blank = known[name]
         found = masses(chat, prompt, blank, rows, args.out / f"{name}.json")
         llm = np.vstack([V.llm_features(found[r.pmid]) for r in rows])
         argmax = llm.argmax(axis=1)
