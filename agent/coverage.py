@@ -447,16 +447,19 @@ def _concept(chunk: list[str], words: list[str], df: DocumentFrequencies, max_sh
 class DocumentTerms:
     """What coverage checks look up in one abstract: its stems, its normalised text and its words."""
 
-    def __init__(self, doc: Document) -> None:
-        # MeSH headings are NLM's reading of what the abstract is about: "pancreatoduodenectomy for PA" is
-        # on pancreatic cancer by its heading "Pancreatic Neoplasms", by none of its words.
-        text = " ".join([doc.title, doc.abstract, *(f"{heading};" for heading in doc.mesh)])
+    def __init__(self, text: str) -> None:
         self.text = text
         self.stems = set(tokenize(text, stem=True))
         self.flat = " " + " ".join(re.findall(r"[a-z0-9]+", text.casefold())) + " "
         self.words = set(re.findall(r"[A-Za-z0-9]+", text))
         self._sequence = re.findall(r"[a-z0-9]+", text.casefold())
         self._initials: set[str] | None = None
+
+    @classmethod
+    def of(cls, doc: Document) -> DocumentTerms:
+        """An abstract's terms: title, text and MeSH headings, NLM's reading of what it is about
+        ("pancreatoduodenectomy for PA" is on pancreatic cancer by its heading "Pancreatic Neoplasms")."""
+        return cls(" ".join([doc.title, doc.abstract, *(f"{heading};" for heading in doc.mesh)]))
 
     @cached_property
     def stem_flat(self) -> str:
@@ -522,6 +525,14 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
     return has_key
 
 
+def uncited_concepts(text: str, concepts: list[Concept], cited: set[str]) -> list[str]:
+    """The concepts a generated sentence names (read as `covers` reads an abstract) that are not in `cited`,
+    the concepts its cited abstracts cover: "The mechanism of statin-induced muscle pain ...", citing an
+    abstract on myopathy, states what no cited study says."""
+    own = DocumentTerms(text)
+    return [c.text for c in concepts if c.text not in cited and covers(c, own)]
+
+
 def _spelt_out(concept: Concept, terms: DocumentTerms) -> bool:
     """The concept's rarest term is an abbreviation in the question ("PET") that the abstract spells out."""
     key = concept.terms[0]
@@ -568,7 +579,7 @@ def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Docu
             continue
         key = concept.terms[0]
         for doc in docs:
-            if written := read_as(concept, DocumentTerms(doc)):
+            if written := read_as(concept, DocumentTerms.of(doc)):
                 asked = next((w for w in concept.words if _stem(w.casefold()) == key), key)
                 notes.append(f"read {asked!r} as {written!r}: no indexed abstract has {asked!r}")
                 break
@@ -593,6 +604,10 @@ class Coverage:
             + (f" (not covered: {'; '.join(missing)})" if missing else "")
         )
         return missing
+
+    def named_by_pmid(self) -> dict[str, list[str]]:
+        """For each abstract, the texts of the concepts it covers (plain data, for the graph's state)."""
+        return {p: [self.concepts[i].text for i in sorted(idx)] for p, idx in self.by_pmid.items()}
 
 
 def coverage(concepts: list[Concept], terms: dict[str, DocumentTerms]) -> dict[str, set[int]]:

@@ -36,6 +36,7 @@ from langgraph.graph import END, START, StateGraph
 
 from biocite.agent.checks import check_question
 from biocite.agent.coverage import (
+    Concept,
     Coverage,
     DocumentFrequencies,
     DocumentTerms,
@@ -44,6 +45,7 @@ from biocite.agent.coverage import (
     never_indexed,
     outcome_parts,
     respelling_notes,
+    uncited_concepts,
 )
 from biocite.agent.evidence import (
     RelevanceWeights,
@@ -415,12 +417,14 @@ class Agent:
         # what the evidence that is left covers: two abstracts that each cover one concept cover both only
         # when both keep evidence
         not_covered = covered.missing(evidence, notes) if covered is not None else []
+        concepts_by_pmid = covered.named_by_pmid() if covered is not None else {}
         best = f", best relevance {max(e.relevance for e in evidence):.2f}" if evidence else ""
         _emit({"event": "step", "node": "attribute", "detail": f"{len(evidence)} evidence sentences{best}"})
         return {
             "evidence": evidence,
             "notes": notes,
             "not_covered": not_covered,
+            "concepts_by_pmid": concepts_by_pmid,
             "unknown_concepts": unknown,
             "readings": readings,
             "sufficient": enough,
@@ -542,11 +546,25 @@ class Agent:
         """The synthesis checks on the verified sentences (numbers in evidence, copies, fragments)."""
         notes = list(state.get("notes", []))
         evidence = self._shown(state)
-        sentences = polish(state.get("sentences", []), evidence, notes)
+        sentences = polish(state.get("sentences", []), evidence, notes, self._uncited_check(state))
         if not sentences:
             notes.append("no generated sentence passed the synthesis checks; extractive fallback")
             return {"llm_failed": True, "notes": notes, "sentences": []}
         return {"sentences": sentences, "notes": notes}
+
+    def _uncited_check(self, state: AgentState) -> Callable[[AnswerSentence], list[str]] | None:
+        """For a generated sentence, the question's concepts it names that its cited abstracts do not cover
+        (None when the question has no concepts to check)."""
+        by_pmid = state.get("concepts_by_pmid") or {}
+        concepts = self.question_concepts(state["standalone"]) if by_pmid else []
+        if not concepts:
+            return None
+
+        def uncited(sentence: AnswerSentence) -> list[str]:
+            cited = {text for c in sentence.citations for text in by_pmid.get(c.pmid, [])}
+            return uncited_concepts(sentence.text, concepts, cited)
+
+        return uncited
 
     def extractive(self, state: AgentState) -> AgentState:
         sentences = extractive_sentences(state["evidence"], self.config.max_sentences, self.config.max_words)
@@ -735,18 +753,10 @@ class Agent:
         df = self.doc_freqs
         if df is None or not evidence:
             return evidence, None, [], []
-        # A follow-up completed with its context is judged on its own words: the context was answered before.
-        concepts = key_concepts(
-            question.split(CONTEXT_OPEN)[0],
-            df,
-            self.config.max_concept_df,
-            self.config.max_outcome_df,
-            self.config.max_setting_df,
-            self.config.max_subject_df,
-        )
+        concepts = self.question_concepts(question)
         if not concepts:
             return evidence, None, [], []
-        terms = {p: DocumentTerms(docs[p]) for p in dict.fromkeys(e.pmid for e in evidence)}
+        terms = {p: DocumentTerms.of(docs[p]) for p in dict.fromkeys(e.pmid for e in evidence)}
         covered = coverage(concepts, terms)
         # Key concepts first, then the asked outcome: an abstract on the outcome alone substitutes nothing.
         # Among abstracts covering as many, those on the entity asked about (key concepts and the subject)
@@ -773,6 +783,22 @@ class Agent:
         # V30M amyloidosis" vs "Val30Met") is only listed as not covered.
         unknown = [c.text for i, c in enumerate(concepts) if i not in union and never_indexed(c, df)]
         return [e for e in evidence if e.pmid in best], Coverage(concepts, covered), unknown, readings
+
+    def question_concepts(self, question: str) -> list[Concept]:
+        """The question's key concepts, asked outcome, setting and subject (agent/coverage.py); none without
+        an index to count document frequencies in. A follow-up completed with its context is judged on its
+        own words: the context was answered before."""
+        df = self.doc_freqs
+        if df is None:
+            return []
+        return key_concepts(
+            question.split(CONTEXT_OPEN)[0],
+            df,
+            self.config.max_concept_df,
+            self.config.max_outcome_df,
+            self.config.max_setting_df,
+            self.config.max_subject_df,
+        )
 
     def _judge_relevance(self, question: str, evidence: list[Evidence]) -> tuple[list[Evidence], str]:
         """The LLM judge vetoes top evidence sentences it finds irrelevant (P(relevant) < agent.judge_veto).
@@ -922,8 +948,8 @@ def bottom_line_sentence(
     if probability is not None and round(probability, 2) < LIKELY and verdict in _UNSURE_LINES:  # as shown
         text = _UNSURE_LINES[verdict].format(p=probability)
     if not_covered:
-        names = ", ".join(not_covered)
-        text = f"Bottom line: not answered for {names}; the studies found do not mention it, so only they are reported."
+        names = " or ".join(not_covered)
+        text = f"Bottom line: not answered: none of the studies found mentions {names}; below is only what they report."
     return AnswerSentence(text=text, citations=citations, kind="bottom_line")
 
 

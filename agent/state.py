@@ -30,6 +30,7 @@ class AgentState(TypedDict, total=False):
     retrieval_scores: dict[str, float]  # each hit's score relative to the best hit of its query (1.0)
     evidence: list[Evidence]  # chosen evidence sentences, best first
     not_covered: list[str]  # key concepts of the question that no evidence abstract mentions
+    concepts_by_pmid: dict[str, list[str]]  # for each retrieved abstract checked, the concepts it covers
     unknown_concepts: list[str]  # ... of them, those no indexed abstract mentions: the agent abstains
     readings: list[str]  # how question words no indexed abstract has were read in the evidence
     sufficient: bool | None  # the evidence cleared the relevance bars (before the coverage filter)
@@ -59,6 +60,7 @@ def fresh_turn(question: str, mode: str) -> AgentState:
         retrieval_scores={},
         evidence=[],
         not_covered=[],
+        concepts_by_pmid={},
         unknown_concepts=[],
         readings=[],
         sufficient=None,

@@ -5,6 +5,7 @@
 - a sentence that restates one evidence sentence cites that sentence's abstract (never another);
 - fragments ("...allowing the tenta", "overlap clinically and histologically,.") and repeated definitions
   are dropped;
+- a sentence that names a concept of the question its cited abstracts do not cover is dropped;
 - a sentence that opens with an answer word ("Yes, this is a metabolic adaptation to pregnancy.") is the
   LLM's own verdict, restating the question: the bottom line is the trained verdict model's, so it is dropped;
 - a rewritten search query may not state facts (no hypothetical answers) nor repeat an earlier query.
@@ -13,6 +14,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from biocite.records import Answer, AnswerSentence, Citation, Evidence
 from biocite.tokenize import tokenize
@@ -84,9 +86,14 @@ def is_fragment(text: str) -> bool:
 
 
 def polish(
-    sentences: list[AnswerSentence], evidence: list[Evidence], notes: list[str]
+    sentences: list[AnswerSentence],
+    evidence: list[Evidence],
+    notes: list[str],
+    uncited: Callable[[AnswerSentence], list[str]] | None = None,
 ) -> list[AnswerSentence]:
-    """Apply the checks above to generated sentences (bottom-line sentences pass through)."""
+    """Apply the checks above to generated sentences (bottom-line sentences pass through); with `uncited`
+    (the question's concepts a sentence names that its cited abstracts do not cover), such a sentence is
+    dropped: it says what no cited study says."""
     kept: list[AnswerSentence] = []
     defined: set[str] = set()
     counts = {
@@ -96,6 +103,7 @@ def polish(
         "number re-cited": 0,
         "number dropped": 0,
         "copy re-cited": 0,
+        "uncited concept dropped": 0,
     }
     for sentence in sentences:
         if sentence.kind == "bottom_line":
@@ -130,6 +138,11 @@ def polish(
                 update={"citations": [Citation(pmid=holder[0].pmid, evidence=[holder[0]])]}
             )
             counts["number re-cited"] += 1
+        if uncited is not None and (named := uncited(sentence)):
+            counts["uncited concept dropped"] += 1
+            names = ", ".join(named)
+            notes.append(f"dropped {sentence.text[:60]!r}: its citations do not mention {names}")
+            continue
         kept.append(sentence)
     done = {k: v for k, v in counts.items() if v}
     if done:

@@ -50,7 +50,7 @@ import numpy as np  # noqa: E402
 from agent_concepts import OUT as OUTCOMES  # noqa: E402
 from agent_concepts import Corpus  # noqa: E402
 
-from biocite.agent.coverage import key_concepts  # noqa: E402
+from biocite.agent.coverage import DocumentTerms, covers, key_concepts, uncited_concepts  # noqa: E402
 from biocite.agent.findings import overlaps_long_answer  # noqa: E402
 from biocite.agent.graph import Agent  # noqa: E402
 from biocite.agent.synthesis import audit  # noqa: E402
@@ -210,8 +210,31 @@ def evaluate(
         figures |= source_quotes(results, conclusions)
     if mode == "generate":
         figures["synthesis"] = audit([a for a in answers if not a.abstained])
+        figures["uncited_concepts"] = uncited_audit(agent, [a for a in answers if not a.abstained])
         figures["fell_back_to_extractive"] = sum(a.mode == "extractive" for a in answers if not a.abstained)
     return figures, results
+
+
+def uncited_audit(agent: Agent, answers: list[Answer]) -> dict[str, int]:
+    """Generated sentences that name a concept of the question none of their cited abstracts covers, read
+    from the index (independently of the answer's trace), and how many the polish step dropped."""
+    docs = agent.retriever.documents
+    counts = {"sentences": 0, "naming_uncited_concepts": 0, "dropped_by_the_check": 0}
+    for answer in answers:
+        counts["dropped_by_the_check"] += sum(
+            "its citations do not mention" in note for note in answer.trace.notes
+        )
+        concepts = agent.question_concepts(answer.question)
+        for sentence in answer.sentences:
+            if sentence.kind == "bottom_line" or answer.mode != "generate":
+                continue
+            counts["sentences"] += 1
+            terms = [
+                DocumentTerms.of(d) for d in docs.get_many([c.pmid for c in sentence.citations]).values()
+            ]
+            cited = {c.text for c in concepts if any(covers(c, t) for t in terms)}
+            counts["naming_uncited_concepts"] += bool(uncited_concepts(sentence.text, concepts, cited))
+    return counts
 
 
 def verdict_calibration(answers: list, golds: list[str]) -> dict:
@@ -277,10 +300,15 @@ def main() -> None:
         # the 10 written questions first, then the swapped entities, then the swapped outcomes
         chosen = unanswerable_questions[:k]
         caught: dict[str, list[bool]] = {}
+        unanswerable_answers = []
         for i, (kind, question) in enumerate(chosen, 1):
             answer = agent.ask(question, mode=mode)
+            unanswerable_answers.append(answer)
             ok = answer.abstained or bool(answer.not_covered)
             caught.setdefault(kind, []).append(ok)
+            for note in answer.trace.notes:
+                if "its citations do not mention" in note:
+                    print(f"    {note}")
             print(
                 f"  [{mode} unanswerable {i}/{len(chosen)}] {'caught' if ok else 'ANSWERED'}  {question[:70]}"
             )
@@ -288,6 +316,8 @@ def main() -> None:
         figures["unanswerable_questions"] = len(chosen)
         figures["unanswerable_abstained_or_not_covered"] = round(sum(every) / max(len(every), 1), 3)
         figures["unanswerable_by_set"] = {kind: f"{sum(oks)}/{len(oks)}" for kind, oks in caught.items()}
+        if mode == "generate":
+            figures["unanswerable_uncited_concepts"] = uncited_audit(agent, unanswerable_answers)
         demo = agent.ask(DEMO, mode=mode)
         figures["demo"] = {
             "verdict": demo.verdict,

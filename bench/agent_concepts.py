@@ -118,7 +118,7 @@ class Corpus:
     def __init__(self, store: DocStore) -> None:
         self.df = DocumentFrequencies.from_token_lists(t for _, t in store.iter_tokens())
         self.docs = store.get_many(store.pmids())
-        self.terms = {p: DocumentTerms(d) for p, d in self.docs.items()}
+        self.terms = {p: DocumentTerms.of(d) for p, d in self.docs.items()}
 
     def covering(self, keys: list[Concept]) -> list[DocumentTerms]:
         """The abstracts that cover all these concepts."""

@@ -22,6 +22,7 @@ from biocite.agent.coverage import (
     key_concepts,
     read_as,
     respelling_notes,
+    uncited_concepts,
 )
 from biocite.agent.evidence import ScoredSentence, content_terms, covering_picks
 from biocite.agent.findings import ARTIFACT_VERSION as FINDINGS_VERSION
@@ -41,7 +42,14 @@ from biocite.errors import ModelError
 from biocite.heads import LinearModel
 from biocite.records import AnswerSentence, Citation, Document, Evidence, Sentence, Span
 from biocite.tokenize import tokenize
-from tests.unit.agent_fakes import ABSTRACTS, FakeDocs, FakeRetriever, agent_settings
+from tests.unit.agent_fakes import (
+    ABSTRACTS,
+    FakeDocs,
+    FakeRetriever,
+    agent_settings,
+    fake_model,
+    overlap_judge,
+)
 
 
 @pytest.mark.parametrize(
@@ -80,7 +88,7 @@ def _df(*texts: str, n_other: int = 100) -> DocumentFrequencies:
 
 
 def _doc(title: str, abstract: str) -> DocumentTerms:
-    return DocumentTerms(Document(pmid="1", title=title, abstract=abstract))
+    return DocumentTerms.of(Document(pmid="1", title=title, abstract=abstract))
 
 
 def test_vitamin_d_is_not_covered_by_vitamin_k_evidence() -> None:
@@ -252,7 +260,7 @@ def test_mesh_headings_cover_a_concept() -> None:
     setting = key_concepts("Does CA19-9 predict survival in pancreatic cancer?", df, 0.0, 0.0, 1.0)[-1]
     text = "Survival after pancreatoduodenectomy for PA was shorter with a high CA19-9."
     assert setting.role == "setting" and not covers(setting, _doc("", text))
-    assert covers(setting, DocumentTerms(Document(pmid="1", abstract=text, mesh=["Pancreatic Neoplasms"])))
+    assert covers(setting, DocumentTerms.of(Document(pmid="1", abstract=text, mesh=["Pancreatic Neoplasms"])))
 
 
 def test_an_asked_outcome_is_covered_by_all_of_its_terms() -> None:
@@ -557,25 +565,62 @@ def test_agent_answers_from_the_entity_asked_about_before_the_population_alone()
     assert {c.pmid for s in answer.sentences for c in s.citations} == {"501"}
 
 
+STATIN_ABSTRACTS = {
+    "701": ("Statin myopathy", "Statins caused a necrotizing myopathy of muscle fibres in 12 patients."),
+    "702": ("Fluvastatin liver injury", "Fluvastatin caused acute liver injury with abdominal pain in one "
+            "patient."),
+    "703": ("Statins after surgery", "Statins lowered the rate of atrial fibrillation in 300 patients."),
+    "704": ("Jaw muscle pain", "Capsaicin induced muscle pain in the jaw of 11 volunteers."),
+    **{str(800 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.") for i in range(8)},
+}  # fmt: skip
+STATIN_SETTINGS = (
+    "agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05",
+    "agent.max_subject_df=0.4", "agent.max_outcome_df=0.4",
+)  # fmt: skip
+
+
 def test_agent_answers_from_part_of_an_uncovered_outcome_never_from_its_common_word() -> None:
     """No statin abstract says "muscle pain": the myopathy one ("muscle") is cited with "not covered: muscle
     pain", never the liver-injury one for its "abdominal pain" (which covered the outcome until 2026-11-28)."""
-    abstracts = {
-        "701": ("Statin myopathy", "Statins caused a necrotizing myopathy of muscle fibres in 12 patients."),
-        "702": ("Fluvastatin liver injury", "Fluvastatin caused acute liver injury with abdominal pain in one "
-                "patient."),
-        "703": ("Statins after surgery", "Statins lowered the rate of atrial fibrillation in 300 patients."),
-        "704": ("Jaw muscle pain", "Capsaicin induced muscle pain in the jaw of 11 volunteers."),
-        **{str(800 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.") for i in range(8)},
-    }  # fmt: skip
-    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
-    settings = agent_settings(*bars, "agent.max_subject_df=0.4", "agent.max_outcome_df=0.4")
-    answer = Agent(settings, retriever=TokenDocsRetriever(abstracts)).ask(
+    answer = Agent(agent_settings(*STATIN_SETTINGS), retriever=TokenDocsRetriever(STATIN_ABSTRACTS)).ask(
         "Do statins cause muscle pain?", mode="extractive"
     )
     assert not answer.abstained and answer.not_covered == ["muscle pain"]
     assert answer.verdict == "insufficient"
     assert {c.pmid for s in answer.sentences for c in s.citations} == {"701"}
+
+
+def test_a_generated_sentence_naming_what_its_citations_lack_is_dropped() -> None:
+    """`biocite ask "Do statins cause muscle pain?"` (2026-11-29): "not covered: muscle pain", then the LLM
+    wrote "The mechanism of statin-induced muscle pain is uncertain ..." citing an abstract on myopathy, and
+    the verifier kept it (0.95). A sentence that names a concept of the question its cited abstracts do not
+    cover is dropped; the faithful one stays."""
+    text = (
+        "Statins caused muscle pain with a necrotizing myopathy of muscle fibres in 12 patients [1]. "
+        "Statins caused a necrotizing myopathy of muscle fibres [1]."
+    )
+    agent = Agent(
+        agent_settings(*STATIN_SETTINGS),
+        retriever=TokenDocsRetriever(STATIN_ABSTRACTS),
+        chat_model=fake_model(text),
+        judge=overlap_judge,
+    )
+    answer = agent.ask("Do statins cause muscle pain?", mode="generate")
+    assert answer.mode == "generate" and answer.not_covered == ["muscle pain"], answer.trace.notes
+    texts = [s.text for s in answer.sentences if s.kind != "bottom_line"]
+    assert texts == ["Statins caused a necrotizing myopathy of muscle fibres."]
+    assert any("its citations do not mention muscle pain" in n for n in answer.trace.notes)
+    assert any("1 uncited concept dropped" in n for n in answer.trace.notes)
+
+
+def test_uncited_concepts_are_those_the_sentence_names_and_its_citations_lack() -> None:
+    df = _df("statins", "muscle pain", "myopathy", n_other=20)
+    concepts = key_concepts("Do statins cause muscle pain?", df, 0.1, 0.2)
+    assert [c.text for c in concepts] == ["statins", "muscle pain"]
+    sentence = "The mechanism of statin-induced muscle pain is uncertain."
+    assert uncited_concepts(sentence, concepts, {"statins"}) == ["muscle pain"]
+    assert uncited_concepts(sentence, concepts, {"statins", "muscle pain"}) == []
+    assert uncited_concepts("Statins caused a myopathy.", concepts, {"statins"}) == []  # names no pain
 
 
 def test_agent_abstains_naming_a_concept_no_indexed_abstract_mentions() -> None:
@@ -660,7 +705,7 @@ def test_a_typo_is_read_as_the_word_the_evidence_has() -> None:
     typo = concepts[-1]
     assert typo.text == "hospitalized alcoholic cirrotics" and typo.respelled == {"cirrot": ["cirrhot"]}
     evidence = Document(pmid="7", title="", abstract="Ascites volume was measured in 40 cirrhotics.")
-    assert covers(typo, DocumentTerms(evidence))
+    assert covers(typo, DocumentTerms.of(evidence))
     assert respelling_notes(concepts, {len(concepts) - 1}, [evidence]) == [
         "read 'cirrotics' as 'cirrhotics': no indexed abstract has 'cirrotics'"
     ]
@@ -682,9 +727,7 @@ def test_a_word_the_index_never_saw_is_read_as_the_evidence_writes_it() -> None:
     )
     shockwave = key_concepts("Does extracorporeal shockwave lithotripsy clear stones?", df, 0.03)[0]
     assert shockwave.unseen == ["shockwave"]
-    evidence = DocumentTerms(
-        Document(pmid="8", title="", abstract="Shock wave lithotripsy cleared 80% of stones.")
-    )
+    evidence = DocumentTerms("Shock wave lithotripsy cleared 80% of stones.")
     assert read_as(shockwave, evidence) == "shock wave" and covers(shockwave, evidence)
     nurse = key_concepts("Is the nurse cystoscopist a feasible option?", df, 0.03)[0]
     evidence = Document(pmid="9", title="", abstract="Nurses performed 200 flexible cystoscopies safely.")
