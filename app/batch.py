@@ -6,6 +6,13 @@ the same `--out` skips what the journal holds. The run file is rebuilt from the 
 so a resumed run writes the same file as an uninterrupted one. A topic that raises is retried
 `batch.retries` times, then journaled as failed with its error (a later resume tries it again).
 Configuration errors (missing model, unreachable endpoint, stale index) stop the run instead.
+
+Workers. One worker answers in the main thread; more are threads, each with its own agent (an
+OpenAI-compatible endpoint serves them in parallel; the local llama.cpp model answers one question at a
+time, so it gets one). With `ray` (`--ray auto|ADDRESS`) the workers are Ray actors instead, each a process
+with its own agent, models and index handles, on this machine or across a cluster whose nodes see the index
+at the same path; there each actor may run its own local model. The driver alone writes the journal, so a
+run on Ray resumes like any other.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from tqdm import tqdm
 
 from biocite.agent.graph import Agent
 from biocite.app.runfiles import LIMITS, Topic, TopicSet, build_run
+from biocite.cluster import connect_ray
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
 from biocite.files import atomic_write_json
 from biocite.index.hybrid import open_retriever
@@ -177,9 +185,12 @@ def batch_settings(settings: Settings, fmt: str) -> Settings:
     return settings.model_copy(update={"agent": agent})
 
 
-def effective_workers(settings: Settings, requested: int | None) -> tuple[int, str | None]:
+def effective_workers(
+    settings: Settings, requested: int | None, on_ray: bool = False
+) -> tuple[int, str | None]:
+    """Workers of a generate run: threads share one local model, so it gets one; Ray actors have their own."""
     workers = requested or settings.batch.workers
-    if settings.llm.backend != "openai" and workers > 1:
+    if settings.llm.backend != "openai" and workers > 1 and not on_ray:
         return 1, (
             f"1 worker, not {workers}: the local llama.cpp model answers one question at a time "
             "(--workers / batch.workers apply to llm.backend=openai)"
@@ -234,15 +245,19 @@ def run_batch(
     fresh: bool = False,
     progress: bool = True,
     agent_factory: Callable[[Settings], Answerer] | None = None,
+    ray: str | None = None,
 ) -> BatchSummary:
-    """Answer every topic not already in the journal, then (re)write the official run file."""
+    """Answer every topic not already in the journal, then (re)write the official run file; with `ray`
+    ("auto" or a cluster address) on Ray actors."""
     if mode not in ("generate", "extractive"):
         raise InputError(f"unknown mode {mode!r}; use generate or extractive")
     fmt = fmt or topics.format
     settings = batch_settings(settings, fmt)
     chosen = topics.topics[:limit] if limit else topics.topics
     n_workers, note = (
-        effective_workers(settings, workers) if mode == "generate" else (max(1, workers or 1), None)
+        effective_workers(settings, workers, bool(ray))
+        if mode == "generate"
+        else (max(1, workers or 1), None)
     )
     llm = f"{settings.llm.backend}:{settings.llm.model}" if mode == "generate" else "none"
     header = JournalHeader(
@@ -267,7 +282,7 @@ def run_batch(
     started = time.perf_counter()
     try:
         if todo:
-            _answer_all(settings, todo, journal, mode, n_workers, progress, agent_factory)
+            _answer_all(settings, todo, journal, mode, n_workers, progress, agent_factory, ray)
     finally:  # Ctrl-C included: the run file always reflects what the journal holds
         _write_run(settings, chosen, journal, out, fmt)
     summary.wall_seconds = round(time.perf_counter() - started, 2)
@@ -278,6 +293,51 @@ def _default_agent(settings: Settings) -> Answerer:
     return Agent(settings, retriever=open_retriever(settings))
 
 
+class TopicWorker:
+    """A Ray actor: one agent of its own answering the topics it is sent."""
+
+    def __init__(self, settings: Settings, factory: Callable[[Settings], Answerer]) -> None:
+        self.agent = factory(settings)
+
+    def answer(self, topic: Topic, mode: str, retries: int) -> TopicRecord:
+        return answer_topic(self.agent, topic, mode, retries)
+
+
+def _answer_on_ray(
+    address: str,
+    settings: Settings,
+    todo: list[Topic],
+    mode: str,
+    workers: int,
+    factory: Callable[[Settings], Answerer],
+    finish: Callable[[TopicRecord], None],
+) -> None:
+    """`workers` actors answer the topics, each as soon as it is free; records come back as they finish.
+    A configuration error raised in an actor stops the run with that error, not Ray's wrapping of it."""
+    from ray.exceptions import ActorDiedError, RayTaskError
+    from ray.util import ActorPool
+
+    ray = connect_ray(address, workers)
+    actors = [ray.remote(num_cpus=1)(TopicWorker).remote(settings, factory) for _ in range(workers)]
+    retries = settings.batch.retries
+    try:
+        pool = ActorPool(actors)
+        for record in pool.map_unordered(
+            lambda actor, topic: actor.answer.remote(topic, mode, retries), todo
+        ):
+            finish(record)
+    except RayTaskError as exc:
+        raise exc.cause if isinstance(exc.cause, BiociteError) else exc from None
+    except ActorDiedError as exc:
+        cause = getattr(exc, "cause", None)
+        if isinstance(getattr(cause, "cause", None), BiociteError):  # raised while the actor started
+            raise cause.cause from None
+        raise BiociteError(f"a Ray batch worker died: {str(exc).strip().splitlines()[-1]}") from None
+    finally:
+        for actor in actors:
+            ray.kill(actor)
+
+
 def _answer_all(
     settings: Settings,
     todo: list[Topic],
@@ -286,6 +346,7 @@ def _answer_all(
     workers: int,
     progress: bool,
     agent_factory: Callable[[Settings], Answerer] | None,
+    ray: str | None,
 ) -> None:
 
     factory = agent_factory or _default_agent
@@ -298,6 +359,9 @@ def _answer_all(
         bar.update(1)
 
     try:
+        if ray:
+            _answer_on_ray(ray, settings, todo, mode, workers, factory, finish)
+            return
         if workers == 1:  # in the main thread, so Ctrl-C stops at once
             agent = factory(settings)
             for topic in todo:

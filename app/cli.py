@@ -763,10 +763,16 @@ def batch_cmd(
         str | None, typer.Option("--format", help="biogen2024 or biogen2025 (default: from the topics).")
     ] = None,
     workers: Annotated[
-        int | None, typer.Option("--workers", min=1, help="Parallel workers (openai backend).")
+        int | None, typer.Option("--workers", min=1, help="Parallel workers (openai backend, or Ray actors).")
     ] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N topics.")] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard the journal of an earlier run.")] = False,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray", help="Answer on Ray actors (--workers of them): auto (local) or a cluster address."
+        ),
+    ] = None,
     preset: PresetOpt = None,
     overrides: SetOpt = None,
     json_out: JsonOpt = False,
@@ -789,6 +795,7 @@ def batch_cmd(
         limit=limit,
         fresh=fresh,
         progress=not (json_out or note_console.quiet),
+        ray=ray,
     )
     _, problems = validate_run(out)
     if json_out:

@@ -9,9 +9,9 @@ shard is `SHARD_DOCS` documents that lack a vector; the driver commits each fini
 Killed mid-build, a rerun skips the saved parse shards and the committed embedding shards: shards are the
 unit of resume. The shard folder is removed once the build completes.
 
-Ray itself: `auto` joins the cluster on this machine (`ray start --head`, or RAY_ADDRESS) when there is
-one, else starts a local Ray with `index.ray_workers` CPUs; an address (`ray://head:10001`, `host:6379`)
-joins that cluster, whose workers must see the corpus files at the same paths.
+Ray itself (`biocite.cluster.connect_ray`): `auto` joins the cluster on this machine when there is one, else
+starts a local Ray with `index.ray_workers` CPUs; an address joins that cluster, whose workers must see the
+corpus files at the same paths.
 
 GPUs. `index.embed_device` names the workers' device, not the driver's: "cuda" (or "cuda:N") makes each
 embedding task ask Ray for one GPU (Ray gives the task its own CUDA_VISIBLE_DEVICES, so it embeds on
@@ -21,13 +21,13 @@ has GPUs and embeds on CPUs otherwise. The driver only reads the model's name an
 
 from __future__ import annotations
 
-import logging
 import pickle
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from biocite.cluster import connect_ray
 from biocite.embedder import Embedder
 from biocite.errors import BiociteError
 from biocite.index.readers import Deletion, ReadStats, iter_records
@@ -101,28 +101,7 @@ class RayBuild:
 
     @classmethod
     def connect(cls, address: str, index_dir: Path, settings: Settings) -> RayBuild:
-        try:
-            import ray
-        except ImportError:
-            raise BiociteError("--ray needs Ray: pip install 'biocite[scale]'") from None
-        if not ray.is_initialized():
-            # Ray's own start-up lines would break biocite's one-line errors and -q; its errors still show
-            options: dict[str, Any] = {
-                "include_dashboard": False,
-                "log_to_driver": False,
-                "logging_level": logging.ERROR,
-            }
-            if address == "auto":
-                try:
-                    ray.init(address="auto", **options)
-                except ConnectionError:
-                    ray.init(num_cpus=settings.index.ray_workers, **options)
-            else:
-                try:
-                    ray.init(address=address, **options)
-                except (ConnectionError, ValueError) as exc:
-                    raise BiociteError(f"--ray {address}: cannot join the Ray cluster ({exc})") from None
-        return cls(ray, index_dir, settings)
+        return cls(connect_ray(address, settings.index.ray_workers), index_dir, settings)
 
     def _shard_path(self, path: Path) -> Path:
         return self.shards / f"{path.name}.{file_sha256(path)[:16]}.stem{int(self.settings.index.stem)}.pkl"

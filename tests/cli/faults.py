@@ -374,6 +374,10 @@ def _runs(lab: Lab, _: Path) -> None:
     lab.file("line93.json", "\n".join(lines))
     lab.file("noresults.json", json.dumps({**valid, "results": []}))
     lab.file("topics_empty.json", "")
+    lab.file(
+        "topics_aspirin.json",
+        json.dumps({"topics": [{"id": "1", "question": "Does aspirin prevent stroke?"}]}),
+    )
 
 
 def _writes(name: str, text: str) -> Callable[[Lab, Path], None]:
@@ -559,6 +563,16 @@ CASES: list[Case] = [
         2,
         index=False,
     ),  # fmt: skip
+    Case(
+        "batch on Ray with an unreachable endpoint",
+        [
+            *f"-q batch --topics {f('topics_aspirin.json')} --out o.json --ray auto --workers 1".split(),
+            *"-s llm.backend=openai -s llm.base_url=http://127.0.0.1:9/v1 -s llm.model=x".split(),
+        ],
+        2,
+        setup=_runs,
+        check=names("127.0.0.1:9/v1", "unreachable"),
+    ),
     Case("eval-retrieval: run file missing", ["eval-retrieval", "nosuch.run", "pubmedqa"], 2, index=False),
     Case(
         "eval-retrieval: not a TREC run",

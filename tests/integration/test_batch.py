@@ -173,3 +173,19 @@ def test_parallel_workers_write_the_same_file(setup, tmp_path: Path) -> None:
     )
     assert summary.workers == 3 and summary.failed == 0
     assert json.loads(one.read_text())["results"] == json.loads(three.read_text())["results"]
+
+
+def test_ray_actors_write_the_same_file(setup, tmp_path: Path) -> None:
+    """`biocite batch --ray auto --workers 2`: two Ray actors on a local Ray, each with its own agent, write
+    the one-worker file; the driver's journal makes the run resumable as any other."""
+    settings, topics, overrides = setup
+    one, on_ray = tmp_path / "one.json", tmp_path / "ray.json"
+    run_batch(settings, load_topics(str(topics)), one, mode="extractive", progress=False, workers=1)
+    args = ["batch", "--topics", str(topics), "--out", str(on_ray), "--mode", "extractive"]
+    proc = cli([*args, "--ray", "auto", "--workers", "2"], overrides)
+    output = proc.communicate(timeout=600)[0].decode()
+    assert proc.returncode == 0, output
+    assert "with 2 worker(s)" in output
+    assert json.loads(one.read_text())["results"] == json.loads(on_ray.read_text())["results"]
+    _, done = read_journal(journal_path(on_ray))
+    assert len(done) == N_TOPICS
