@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import threading
 import time
@@ -41,6 +42,7 @@ from biocite.records import Answer
 from biocite.settings import Settings
 
 JOURNAL_VERSION = 1
+_ERROR_CLASS = re.compile(r"^biocite[.]errors[.]\w+: ")  # how Ray's text of a dead actor names our error
 Status = Literal["answered", "abstained", "failed"]
 
 
@@ -328,11 +330,9 @@ def _answer_on_ray(
             finish(record)
     except RayTaskError as exc:
         raise exc.cause if isinstance(exc.cause, BiociteError) else exc from None
-    except ActorDiedError as exc:
-        cause = getattr(exc, "cause", None)
-        if isinstance(getattr(cause, "cause", None), BiociteError):  # raised while the actor started
-            raise cause.cause from None
-        raise BiociteError(f"a Ray batch worker died: {str(exc).strip().splitlines()[-1]}") from None
+    except ActorDiedError as exc:  # e.g. no index where the actor looked: Ray keeps only the error's text
+        last = _ERROR_CLASS.sub("", str(exc).strip().splitlines()[-1])
+        raise BiociteError(f"a Ray batch worker died: {last}") from None
     finally:
         for actor in actors:
             ray.kill(actor)

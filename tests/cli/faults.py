@@ -573,6 +573,14 @@ CASES: list[Case] = [
         setup=_runs,
         check=names("127.0.0.1:9/v1", "unreachable"),
     ),
+    Case(
+        "batch on Ray without an index",
+        f"-q batch --topics {f('topics_aspirin.json')} --out noindex.json --ray auto --mode extractive".split(),
+        2,
+        index=False,
+        setup=_runs,
+        check=names("Ray batch worker", "index build"),
+    ),
     Case("eval-retrieval: run file missing", ["eval-retrieval", "nosuch.run", "pubmedqa"], 2, index=False),
     Case(
         "eval-retrieval: not a TREC run",
