@@ -316,10 +316,10 @@ def _answer_on_ray(
 ) -> None:
     """`workers` actors answer the topics, each as soon as it is free; records come back as they finish.
     A configuration error raised in an actor stops the run with that error, not Ray's wrapping of it."""
+    ray = connect_ray(address, workers)  # first: without Ray installed, its one-line error
     from ray.exceptions import ActorDiedError, RayTaskError
     from ray.util import ActorPool
 
-    ray = connect_ray(address, workers)
     actors = [ray.remote(num_cpus=1)(TopicWorker).remote(settings, factory) for _ in range(workers)]
     retries = settings.batch.retries
     try:
