@@ -543,7 +543,8 @@ class Agent:
         return {"sentences": sentences, "notes": notes, "answer_mode": "generate"}
 
     def polish(self, state: AgentState) -> AgentState:
-        """The synthesis checks on the verified sentences (numbers in evidence, copies, fragments)."""
+        """The synthesis checks on the verified sentences (numbers in evidence, copies, uncited concepts,
+        fragments)."""
         notes = list(state.get("notes", []))
         evidence = self._shown(state)
         sentences = polish(state.get("sentences", []), evidence, notes, self._uncited_check(state))
