@@ -260,14 +260,20 @@ class Concept:
     # asked about), both covered as key concepts
     role: Role = ""
     unseen: list[str] = field(default_factory=list)  # its words the index never saw, casefolded
+    shown: str = ""  # how the user is told of it, when not its text: with a population noun ("older adults")
 
     @property
     def outcome(self) -> bool:
         return self.role == "outcome"
 
+    @property
+    def label(self) -> str:
+        """The concept as the user reads it ("not covered: older adults")."""
+        return self.shown or self.text
+
     def described(self) -> str:
-        """The concept as the trace shows it: its text and its role ("aspirin (subject)")."""
-        return f"{self.text} ({self.role})" if self.role else self.text
+        """The concept as the trace shows it: its label and its role ("aspirin (subject)")."""
+        return f"{self.label} ({self.role})" if self.role else self.label
 
     def initials(self) -> str:
         return "".join(w[0] for w in self.words).upper() if len(self.words) >= 2 else ""
@@ -419,8 +425,20 @@ def key_concepts(
             if concept is not None:
                 concept.role = role
         if concept is not None:
+            concept.shown = _with_population_noun(question, concept.text)
             concepts.append(concept)
     return concepts
+
+
+# Generic nouns of a population: they end a chunk (no term of theirs is specific), but "not covered: older"
+# says less than "not covered: older adults". Shown only: the text and terms stay the chunk's.
+_POPULATION_NOUN = r"\s+(adults?|patients?|people|persons?|individuals|subjects)\b"
+
+
+def _with_population_noun(question: str, text: str) -> str:
+    """The concept as written, with the generic population noun that follows it in the question, if any."""
+    found = re.search(re.escape(text) + _POPULATION_NOUN, question, flags=re.IGNORECASE)
+    return f"{text} {found.group(1)}" if found else text
 
 
 def _concept(chunk: list[str], words: list[str], df: DocumentFrequencies, max_share: float) -> Concept | None:
@@ -530,7 +548,7 @@ def uncited_concepts(text: str, concepts: list[Concept], cited: set[str]) -> lis
     the concepts its cited abstracts cover: "The mechanism of statin-induced muscle pain ...", citing an
     abstract on myopathy, states what no cited study says."""
     own = DocumentTerms(text)
-    return [c.text for c in concepts if c.text not in cited and covers(c, own)]
+    return [c.label for c in concepts if c.text not in cited and covers(c, own)]
 
 
 def _spelt_out(concept: Concept, terms: DocumentTerms) -> bool:
@@ -597,7 +615,7 @@ class Coverage:
         """The concepts no abstract of this evidence covers (noted in the trace with all concepts)."""
         pmids = {e.pmid for e in evidence}
         union = set().union(*(self.by_pmid.get(p, set()) for p in pmids))
-        missing = [c.text for i, c in enumerate(self.concepts) if i not in union]
+        missing = [c.label for i, c in enumerate(self.concepts) if i not in union]
         notes.append(
             "key concepts: "
             + "; ".join(c.described() for c in self.concepts)

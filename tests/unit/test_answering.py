@@ -95,6 +95,7 @@ def test_vitamin_d_is_not_covered_by_vitamin_k_evidence() -> None:
     df = _df("vitamin K and fractures", "vitamin D and falls")
     concepts = key_concepts("Does vitamin D reduce fractures in older adults?", df, 0.03)
     assert [c.text for c in concepts] == ["vitamin D", "fractures", "older"]  # "adults" is generic
+    assert concepts[-1].label == "older adults"  # ... but shown: "not covered: older" said less
     vitamin_d = concepts[0]
     assert not covers(vitamin_d, _doc("Vitamin K2 and bone", "Vitamin K reduced fractures."))
     assert covers(vitamin_d, _doc("", "Daily vitamin D did not reduce hip fractures."))
