@@ -442,15 +442,17 @@ class Agent:
         top, weights = self._verdict_evidence(state["standalone"], evidence, state.get("hits", []))
         texts = [text for _, _, text in top]
         mass = None
-        generating = state["mode"] == "generate" and not state.get("llm_failed")
-        llm_model = self.llm_verdict_model if generating else None
+        asks_llm = not state.get("llm_failed") and (
+            state["mode"] == "generate" or self.config.llm_verdict == "always"
+        )
+        llm_model = self.llm_verdict_model if asks_llm else None
         notes = list(state.get("notes", []))
         if llm_model is not None:
             mass = self._verdict_mass(state["standalone"], top)
             model = llm_model if mass is not None else model
             if mass is None:
                 notes.append("the LLM's verdict call failed; verdict from the evidence cues only")
-        elif generating and not self._injected_llm:
+        elif asks_llm and not self._injected_llm:
             notes.append(
                 f"verdict from the evidence cues only: no verdict head for llm {self.settings.llm.model} "
                 "beats them (`biocite train verdict --llm` fits one)"

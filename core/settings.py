@@ -147,6 +147,10 @@ class AgentSettings(BaseModel):
     max_setting_df: float = Field(default=1.0, ge=0.0, le=1.0)
     max_subject_df: float = Field(default=0.02, ge=0.0, le=1.0)
     models_dir: Path | None = None  # default: <home>/models/agent/
+    # who reads a yes/no question's bottom line: in generate mode the LLM (its answer-word mass, under the head
+    # `biocite train verdict --llm` fits) when that head beats the cues; "always" asks the LLM in extractive mode
+    # too (one short call, ~2 s more an answer; the quotes stay verbatim), "generate" keeps extractive LLM-free
+    llm_verdict: Literal["generate", "always"] = "generate"
 
 
 class EvaluatorSettings(BaseModel):

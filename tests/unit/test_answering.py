@@ -774,3 +774,38 @@ def test_verdict_reads_the_abstract_of_the_first_evidence_sentence() -> None:
     ]
     top, weights = agent._verdict_evidence("Does metformin reduce body weight?", evidence, hits)
     assert {pmid for pmid, _, _ in top} == {"111"} and len(top) == len(weights) == 3
+
+
+class _Reader:
+    """A verdict head that says what it was given (routing only: which head reads the bottom line)."""
+
+    def __init__(self, verdict: str) -> None:
+        self.verdict = verdict
+
+    def predict(self, question, texts, weights, llm_mass=None):  # type: ignore[no-untyped-def]
+        return self.verdict, 0.9, {}
+
+
+@pytest.mark.parametrize("setting, expected", [("generate", "yes"), ("always", "no")])
+def test_the_llm_reads_the_extractive_bottom_line_only_when_asked(
+    monkeypatch: pytest.MonkeyPatch, setting: str, expected: str
+) -> None:
+    """`agent.llm_verdict=always`: extractive answers keep their verbatim quotes, and the LLM's head reads the
+    bottom line as in generate mode; by default extractive mode never calls the LLM."""
+    calls: list[str] = []
+
+    def mass(self, question, top):  # type: ignore[no-untyped-def]
+        calls.append(question)
+        return {"yes": 0.02, "no": 0.95}
+
+    monkeypatch.setattr(Agent, "verdict_model", property(lambda self: _Reader("yes")))
+    monkeypatch.setattr(Agent, "llm_verdict_model", property(lambda self: _Reader("no")))
+    monkeypatch.setattr(Agent, "_verdict_mass", mass)
+    settings = agent_settings("agent.min_evidence=1", f"agent.llm_verdict={setting}")
+    answer = Agent(settings, retriever=FakeRetriever()).ask(
+        "Does metformin reduce body weight in type 2 diabetes?", mode="extractive"
+    )
+    assert answer.mode == "extractive" and answer.verdict == expected
+    assert len(calls) == (setting == "always")
+    quotes = [s.text for s in answer.sentences if s.kind != "bottom_line"]
+    assert quotes and all(any(q in abstract for _, abstract in ABSTRACTS.values()) for q in quotes)
