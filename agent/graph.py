@@ -41,6 +41,7 @@ from biocite.agent.coverage import (
     DocumentFrequencies,
     DocumentTerms,
     coverage,
+    covers,
     key_concepts,
     never_indexed,
     outcome_parts,
@@ -690,8 +691,24 @@ class Agent:
                 (evidence[i].pmid, evidence[i].sentence_index, evidence[i].span.text) for i in order
             ], weights
         scores = findings.score(question, own, [len(own)] * len(own), self.cache)
-        order, weights = top_evidence(scores)
-        return [(lead.pmid, own[i].index, own[i].text) for i in order], weights
+        order, _ = top_evidence(scores)
+        lead_i = next((i for i, s in enumerate(own) if s.index == lead.sentence_index), None)
+        if (
+            lead_i is not None
+            and lead_i not in order
+            and self._names_more(question, own[lead_i].text, order, own)
+        ):
+            order = sorted([*order[:-1], lead_i], key=lambda i: -scores[i])
+        return [(lead.pmid, own[i].index, own[i].text) for i in order], [float(scores[i]) for i in order]
+
+    def _names_more(self, question: str, lead: str, order: list[int], own: list[Sentence]) -> bool:
+        """Whether the lead evidence sentence names an entity asked about (a key concept or the subject) that
+        none of its abstract's most answer-bearing sentences names: then the verdict reads it too. A review's
+        closing sentences are answer-bearing on other questions ("Does warfarin prevent stroke in atrial
+        fibrillation?" was read from closing sentences on statins and ACE inhibitors, not the warfarin finding)."""
+        entities = [c for c in self.question_concepts(question) if c.role in ("", "subject")]
+        top = [DocumentTerms(own[i].text) for i in order]
+        return any(covers(c, DocumentTerms(lead)) and not any(covers(c, t) for t in top) for c in entities)
 
     def _verdict_mass(self, question: str, top: list[tuple[str, int, str]]) -> dict[str, float] | None:
         """The LLM's mass on yes/no/maybe for the verdict prompt; None when the call fails."""

@@ -809,3 +809,50 @@ def test_the_llm_reads_the_extractive_bottom_line_only_when_asked(
     assert len(calls) == (setting == "always")
     quotes = [s.text for s in answer.sentences if s.kind != "bottom_line"]
     assert quotes and all(any(q in abstract for _, abstract in ABSTRACTS.values()) for q in quotes)
+
+
+class _LastSentencesRead:
+    """A findings stub: later sentences of an abstract read as slightly more answer-bearing (a review's
+    closing sentences), too little to change which evidence leads."""
+
+    def score(self, question, sentences, counts, encode):  # type: ignore[no-untyped-def]
+        return np.array([0.5 + 0.01 * s.index for s in sentences], dtype=np.float32)
+
+
+class _TextsSeen(_Reader):
+    def predict(self, question, texts, weights, llm_mass=None):  # type: ignore[no-untyped-def]
+        self.texts = list(texts)
+        return super().predict(question, texts, weights, llm_mass)
+
+
+def test_the_verdict_reads_the_lead_sentence_when_the_top_ones_name_nothing_asked_about(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`biocite ask "Does warfarin prevent stroke in atrial fibrillation?"` (2026-11-29) answered "no" (0.77):
+    the verdict read a review's three closing sentences (statins, ACE inhibitors, appendage closure), not its
+    warfarin finding, which the answer quoted first. The lead sentence now replaces the third when it names an
+    entity asked about that none of them names."""
+    review = (
+        "Warfarin lowered the rate of stroke by 64% in atrial fibrillation. Aspirin was less effective. "
+        "Statins may reduce recurrence after cardioversion. ACE inhibitors hold promise in remodelling. "
+        "Closure of the left atrial appendage is under investigation."
+    )
+    abstracts = {
+        "901": ("Stroke prevention in atrial fibrillation", review),
+        **{
+            str(950 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.")
+            for i in range(8)
+        },
+    }
+    reader = _TextsSeen("yes")
+    monkeypatch.setattr(Agent, "findings", property(lambda self: _LastSentencesRead()))
+    monkeypatch.setattr(Agent, "verdict_model", property(lambda self: reader))
+    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
+    agent = Agent(agent_settings(*bars, "agent.max_subject_df=0.2"), retriever=TokenDocsRetriever(abstracts))
+    answer = agent.ask("Does warfarin prevent stroke in atrial fibrillation?", mode="extractive")
+    assert answer.sentences[1].text.startswith("Warfarin lowered")  # the lead evidence, quoted first
+    assert reader.texts == [
+        "Closure of the left atrial appendage is under investigation.",
+        "ACE inhibitors hold promise in remodelling.",
+        "Warfarin lowered the rate of stroke by 64% in atrial fibrillation.",
+    ]
