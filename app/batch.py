@@ -88,6 +88,7 @@ class BatchSummary(BaseModel):
     seconds_mean: float | None = None
     failed_topics: dict[str, str] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    ray_address: str | None = None  # the Ray cluster the workers ran on (--ray)
 
     def lines(self) -> list[str]:
         out = [
@@ -98,6 +99,7 @@ class BatchSummary(BaseModel):
             out.append(
                 f"seconds per topic: median {self.seconds_median:.1f}, mean {self.seconds_mean:.1f}; "
                 f"wall {self.wall_seconds:.0f} s with {self.workers} worker(s)"
+                + (f" on Ray at {self.ray_address}" if self.ray_address else "")
             )
         out += [f"failed {t}: {e}" for t, e in self.failed_topics.items()]
         out += self.notes
@@ -284,7 +286,9 @@ def run_batch(
     started = time.perf_counter()
     try:
         if todo:
-            _answer_all(settings, todo, journal, mode, n_workers, progress, agent_factory, ray)
+            summary.ray_address = _answer_all(
+                settings, todo, journal, mode, n_workers, progress, agent_factory, ray
+            )
     finally:  # Ctrl-C included: the run file always reflects what the journal holds
         _write_run(settings, chosen, journal, out, fmt)
     summary.wall_seconds = round(time.perf_counter() - started, 2)
@@ -313,9 +317,10 @@ def _answer_on_ray(
     workers: int,
     factory: Callable[[Settings], Answerer],
     finish: Callable[[TopicRecord], None],
-) -> None:
+) -> str:
     """`workers` actors answer the topics, each as soon as it is free; records come back as they finish.
-    A configuration error raised in an actor stops the run with that error, not Ray's wrapping of it."""
+    A configuration error raised in an actor stops the run with that error, not Ray's wrapping of it.
+    Returns the cluster's address."""
     ray = connect_ray(address, workers)  # first: without Ray installed, its one-line error
     from ray.exceptions import ActorDiedError, RayTaskError
     from ray.util import ActorPool
@@ -336,6 +341,7 @@ def _answer_on_ray(
     finally:
         for actor in actors:
             ray.kill(actor)
+    return str(ray.get_runtime_context().gcs_address)
 
 
 def _answer_all(
@@ -347,8 +353,8 @@ def _answer_all(
     progress: bool,
     agent_factory: Callable[[Settings], Answerer] | None,
     ray: str | None,
-) -> None:
-
+) -> str | None:
+    """Answers `todo` into the journal; returns the Ray cluster's address when on Ray."""
     factory = agent_factory or _default_agent
     retries = settings.batch.retries
     bar = tqdm(total=len(todo), disable=not progress, unit="topic", dynamic_ncols=True)
@@ -360,14 +366,13 @@ def _answer_all(
 
     try:
         if ray:
-            _answer_on_ray(ray, settings, todo, mode, workers, factory, finish)
-            return
+            return _answer_on_ray(ray, settings, todo, mode, workers, factory, finish)
         if workers == 1:  # in the main thread, so Ctrl-C stops at once
             agent = factory(settings)
             for topic in todo:
                 bar.set_description(f"topic {topic.topic_id}")
                 finish(answer_topic(agent, topic, mode, retries))
-            return
+            return None
         local = threading.local()
 
         def work(topic: Topic) -> TopicRecord:
@@ -384,6 +389,7 @@ def _answer_all(
                     finish(future.result())
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
+        return None
     finally:
         bar.close()
 

@@ -1,12 +1,16 @@
 """Joining Ray, for `biocite index build --ray` and `biocite batch --ray` (the one owner of `ray.init`).
 
-`auto` joins the cluster on this machine (`ray start --head`, or RAY_ADDRESS) when there is one, else starts a
-local Ray with `local_cpus` CPUs; an address (`ray://head:10001`, `host:6379`) joins that cluster.
+`auto` joins the cluster RAY_ADDRESS names when it is set, else starts a private local Ray with `local_cpus` CPUs
+that ends with this run; an address (`ray://head:10001`, `host:6379`) joins that cluster. Never whatever Ray
+happens to run on the machine: Ray's own "auto" joined another biocite run's private Ray, which stops when that
+run ends and takes this run's workers with it. A cluster from `ray start --head` is joined by its address
+(with RAY_AUTH_MODE=token where it uses token authentication, Ray's default for local clusters since 2.59).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 from biocite.errors import BiociteError
@@ -28,13 +32,15 @@ def connect_ray(address: str, local_cpus: int) -> Any:
         "logging_level": logging.ERROR,
     }
     if address == "auto":
-        try:
-            ray.init(address="auto", **options)
-        except ConnectionError:
-            ray.init(num_cpus=local_cpus, **options)
-        return ray
+        if not os.environ.get("RAY_ADDRESS"):
+            ray.init(address="local", num_cpus=local_cpus, **options)
+            return ray
+        address = os.environ["RAY_ADDRESS"]
     try:
         ray.init(address=address, **options)
     except (ConnectionError, ValueError) as exc:
-        raise BiociteError(f"--ray {address}: cannot join the Ray cluster ({exc})") from None
+        raise BiociteError(
+            f"--ray {address}: cannot join the Ray cluster ({exc}); one with token authentication (Ray's default"
+            " for local clusters since 2.59) is joined with RAY_AUTH_MODE=token"
+        ) from None
     return ray

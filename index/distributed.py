@@ -9,9 +9,9 @@ shard is `SHARD_DOCS` documents that lack a vector; the driver commits each fini
 Killed mid-build, a rerun skips the saved parse shards and the committed embedding shards: shards are the
 unit of resume. The shard folder is removed once the build completes.
 
-Ray itself (`biocite.cluster.connect_ray`): `auto` joins the cluster on this machine when there is one, else
-starts a local Ray with `index.ray_workers` CPUs; an address joins that cluster, whose workers must see the
-corpus files at the same paths.
+Ray itself (`biocite.cluster.connect_ray`): `auto` joins the cluster RAY_ADDRESS names, else starts a private
+local Ray with `index.ray_workers` CPUs; an address joins that cluster, whose workers must see the corpus files
+at the same paths.
 
 GPUs. `index.embed_device` names the workers' device, not the driver's: "cuda" (or "cuda:N") makes each
 embedding task ask Ray for one GPU (Ray gives the task its own CUDA_VISIBLE_DEVICES, so it embeds on

@@ -175,17 +175,37 @@ def test_parallel_workers_write_the_same_file(setup, tmp_path: Path) -> None:
     assert json.loads(one.read_text())["results"] == json.loads(three.read_text())["results"]
 
 
+# Another program's private Ray on the same machine (another biocite run, say): it stops when that program ends.
+_OTHER_RAY = """
+import logging, sys, time, ray
+ray.init(num_cpus=1, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
+print(ray.get_runtime_context().gcs_address, flush=True)
+sys.stdin.read()
+"""
+
+
 def test_ray_actors_write_the_same_file(setup, tmp_path: Path) -> None:
-    """`biocite batch --ray auto --workers 2`: two Ray actors on a local Ray, each with its own agent, write
-    the one-worker file; the driver's journal makes the run resumable as any other."""
+    """`biocite batch --ray auto --workers 2`: two Ray actors on a private local Ray, each with its own agent,
+    write the one-worker file; the driver's journal makes the run resumable as any other. A Ray that another
+    program started on the machine is not joined (Ray's own "auto" joined it, and lost its workers when that
+    program ended)."""
     settings, topics, overrides = setup
     one, on_ray = tmp_path / "one.json", tmp_path / "ray.json"
     run_batch(settings, load_topics(str(topics)), one, mode="extractive", progress=False, workers=1)
-    args = ["batch", "--topics", str(topics), "--out", str(on_ray), "--mode", "extractive"]
-    proc = cli([*args, "--ray", "auto", "--workers", "2"], overrides)
-    output = proc.communicate(timeout=600)[0].decode()
+    other = subprocess.Popen(
+        [sys.executable, "-c", _OTHER_RAY], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        other_address = (other.stdout.readline() if other.stdout else "").strip()
+        assert other_address, "the other program's Ray did not start"
+        args = ["batch", "--topics", str(topics), "--out", str(on_ray), "--mode", "extractive"]
+        proc = cli([*args, "--ray", "auto", "--workers", "2"], overrides)
+        output = proc.communicate(timeout=600)[0].decode()
+    finally:
+        other.communicate(input="", timeout=120)
     assert proc.returncode == 0, output
-    assert "with 2 worker(s)" in output
+    assert "with 2 worker(s) on Ray at " in output
+    assert other_address not in output, output
     assert json.loads(one.read_text())["results"] == json.loads(on_ray.read_text())["results"]
     _, done = read_journal(journal_path(on_ray))
     assert len(done) == N_TOPICS
