@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from typing import Any
+from urllib.parse import urlsplit
 
 from biocite.errors import BiociteError
 
@@ -36,6 +38,7 @@ def connect_ray(address: str, local_cpus: int) -> Any:
             ray.init(address="local", num_cpus=local_cpus, **options)
             return ray
         address = os.environ["RAY_ADDRESS"]
+    _check_reachable(address)
     try:
         ray.init(address=address, **options)
     except (ConnectionError, ValueError) as exc:
@@ -44,3 +47,21 @@ def connect_ray(address: str, local_cpus: int) -> Any:
             " for local clusters since 2.59) is joined with RAY_AUTH_MODE=token"
         ) from None
     return ray
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """A one-line error when nothing listens at a `host:port` / `ray://host:port` address: Ray itself retries
+    such an address for minutes, printing its own log lines."""
+    try:
+        parts = urlsplit(address if "://" in address else f"//{address}")
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return  # not host:port; Ray judges it
+    if not host or not port:
+        return
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        raise BiociteError(
+            f"--ray {address}: cannot join the Ray cluster: nothing answers there ({exc})"
+        ) from None

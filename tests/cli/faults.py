@@ -581,6 +581,13 @@ CASES: list[Case] = [
         setup=_runs,
         check=names("Ray batch worker", "index build"),
     ),
+    Case(
+        "batch on a Ray cluster address nobody serves",
+        f"-q batch --topics {f('topics_aspirin.json')} --out noray.json --ray 127.0.0.1:9 --mode extractive".split(),
+        2,
+        setup=_runs,
+        check=names("--ray 127.0.0.1:9", "nothing answers"),
+    ),
     Case("eval-retrieval: run file missing", ["eval-retrieval", "nosuch.run", "pubmedqa"], 2, index=False),
     Case(
         "eval-retrieval: not a TREC run",
