@@ -177,7 +177,7 @@ def test_parallel_workers_write_the_same_file(setup, tmp_path: Path) -> None:
 
 # Another program's private Ray on the same machine (another biocite run, say): it stops when that program ends.
 _OTHER_RAY = """
-import logging, sys, time, ray
+import logging, sys, ray
 ray.init(num_cpus=1, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
 print(ray.get_runtime_context().gcs_address, flush=True)
 sys.stdin.read()
@@ -200,7 +200,11 @@ def test_ray_actors_write_the_same_file(setup, tmp_path: Path) -> None:
         assert other_address, "the other program's Ray did not start"
         args = ["batch", "--topics", str(topics), "--out", str(on_ray), "--mode", "extractive"]
         proc = cli([*args, "--ray", "auto", "--workers", "2"], overrides)
-        output = proc.communicate(timeout=600)[0].decode()
+        try:
+            output = proc.communicate(timeout=600)[0].decode()
+        except subprocess.TimeoutExpired:  # the old "auto" hung on the other program's 1-CPU Ray
+            proc.kill()
+            raise
     finally:
         other.communicate(input="", timeout=120)
     assert proc.returncode == 0, output
