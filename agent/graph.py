@@ -707,8 +707,8 @@ class Agent:
         closing sentences are answer-bearing on other questions ("Does warfarin prevent stroke in atrial
         fibrillation?" was read from closing sentences on statins and ACE inhibitors, not the warfarin finding)."""
         entities = [c for c in self.question_concepts(question) if c.role in ("", "subject")]
-        top = [DocumentTerms(own[i].text) for i in order]
-        return any(covers(c, DocumentTerms(lead)) and not any(covers(c, t) for t in top) for c in entities)
+        lead_terms, top = DocumentTerms(lead), [DocumentTerms(own[i].text) for i in order]
+        return any(covers(c, lead_terms) and not any(covers(c, t) for t in top) for c in entities)
 
     def _verdict_mass(self, question: str, top: list[tuple[str, int, str]]) -> dict[str, float] | None:
         """The LLM's mass on yes/no/maybe for the verdict prompt; None when the call fails."""
