@@ -34,6 +34,7 @@ class SourceVerdict(BaseModel):
     evidence: list[EvidenceSentence]
     verbatim: bool = False  # the claim is one of the evidence's sentences word for word
     clause_quote: bool = False  # the claim is a clause that one evidence sentence asserts on its own
+    reversal: str | None = None  # the first evidence sentence reverses the claim: how (biocite.reversals)
 
 
 class CheckResult(BaseModel):
@@ -45,6 +46,7 @@ class CheckResult(BaseModel):
     evidence: list[EvidenceSentence]
     verbatim: bool = False
     clause_quote: bool = False
+    reversal: str | None = None
     pmid: str | None = None
     sources: list[SourceVerdict] = Field(default_factory=list)
 
@@ -67,14 +69,14 @@ def _result(claim: str, verdicts: list[SourceVerdict]) -> CheckResult:
     best = max(verdicts, key=lambda v: v.probs["supports"])
     return CheckResult(
         claim=claim, label=best.label, probs=best.probs, evidence=best.evidence, verbatim=best.verbatim,
-        clause_quote=best.clause_quote, pmid=best.pmid, sources=verdicts,
+        clause_quote=best.clause_quote, reversal=best.reversal, pmid=best.pmid, sources=verdicts,
     )  # fmt: skip
 
 
 def _source(v: SupportVerdict, pmid: str | None) -> SourceVerdict:
     return SourceVerdict(
         pmid=pmid, label=v.label, probs=v.probs, evidence=v.evidence, verbatim=v.verbatim,
-        clause_quote=v.clause_quote,
+        clause_quote=v.clause_quote, reversal=v.reversal,
     )  # fmt: skip
 
 

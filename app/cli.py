@@ -594,6 +594,8 @@ def check_cmd(
             else "a clause the first sentence asserts"
         )
         console.print(f"  the claim is {what}: supported as quoted")
+    if result.reversal:
+        console.print(f"  the first sentence below says the opposite ({result.reversal}): contradicted")
     if not result.evidence:
         console.print(
             "  no sentence to judge: the text is empty or only metadata (registration, keywords, ...)"

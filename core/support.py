@@ -21,12 +21,10 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import Stemmer
 from pydantic import BaseModel, Field
 
 from biocite.embedder import Embedder, resolve_device
@@ -38,6 +36,7 @@ from biocite.records import (
     Document,
     Span,  # exact offsets into the evidence text given to check(): text[start:end]
 )
+from biocite.reversals import ReversalKind, reversal
 from biocite.sentences import is_metadata, without_inline_label
 from biocite.sentences import sentence_spans as spans
 from biocite.settings import Settings, load_settings
@@ -58,6 +57,7 @@ from biocite.support_data import (
     overlap,
     pubmedqa_pairs,
 )
+from biocite.tokenize import stem_words
 
 SupportLabel = Literal["supports", "contradicts", "neutral", "not_relevant"]
 LABELS: list[SupportLabel] = ["supports", "contradicts", "neutral", "not_relevant"]
@@ -68,9 +68,10 @@ ARTIFACT_VERSION = 4  # 2: learned evidence ranker; 3: no claim cue features in 
 # 3 each passage scored in a batch of its own (`score`); 4 an abstract's metadata (trial registration,
 # keywords, funding, copyright: `biocite.sentences.is_metadata`) is not evidence, and a passage with nothing
 # else is not relevant; 5 a section label written into a sentence's text ("CONCLUSIONS: ") is not part of
-# the verbatim comparison. Part of the model's name, so cached judgements (evaluator/judges.py) are not reused
+# the verbatim comparison; 6 a claim that one sentence reverses (a swapped comparison, the opposite
+# direction: `biocite.reversals`) and none restates is contradicted. Part of the model's name, so cached judgements (evaluator/judges.py) are not reused
 # across a change of how verdicts are made.
-RULES_VERSION = 5
+RULES_VERSION = 6
 # inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
 # C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
 AGGREGATOR_C = 1.0
@@ -93,6 +94,8 @@ class SupportVerdict(BaseModel):
     verbatim: bool = False
     # the claim is a clause that one sentence asserts on its own (`clause_quote_index`): supported too
     clause_quote: bool = False
+    # the first evidence sentence reverses the claim (`biocite.reversals`): contradicted, probs 0 / 1 / 0 / 0
+    reversal: ReversalKind | None = None
 
 
 # --- text helpers ---------------------------------------------------------------------------------------
@@ -194,22 +197,14 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 
 
-@lru_cache(maxsize=1)
-def _stemmer() -> Any:
-    return Stemmer.Stemmer("english")
-
-
 def phrases(claim: str, text: str, start: int, end: int) -> list[Span]:
     """Runs of words of evidence[start:end] that are content words of the claim (exact offsets); two
     matched words separated only by stopwords/punctuation join into one phrase."""
 
-    stem = _stemmer().stemWord
-    wanted = {stem(w) for w in content_words(claim)}
-    hits = [
-        m
-        for m in _TOKEN.finditer(text, start, end)
-        if m.group(0).lower() not in STOPWORDS and stem(m.group(0).lower()) in wanted
-    ]
+    wanted = set(stem_words(sorted(content_words(claim))))
+    tokens = [m for m in _TOKEN.finditer(text, start, end) if m.group(0).lower() not in STOPWORDS]
+    stems = stem_words([m.group(0).lower() for m in tokens])
+    hits = [m for m, s in zip(tokens, stems, strict=True) if s in wanted]
     out: list[Span] = []
     for m in hits:
         if out:
@@ -544,9 +539,11 @@ class SupportModel:
         copy = verbatim_index(claim, sents)
         clause = clause_quote_index(claim, sents) if copy is None else None
         quoted = copy if copy is not None else clause  # the sentence the claim is quoted from
-        if quoted is not None:
-            final = np.eye(len(LABELS))[LABELS.index("supports")]
-            order = np.array([quoted, *[i for i in order.tolist() if i != quoted]])
+        reversed_by = reversal(claim, sents) if quoted is None else None
+        first = quoted if quoted is not None else (reversed_by.index if reversed_by else None)
+        if first is not None:
+            final = np.eye(len(LABELS))[LABELS.index("supports" if quoted is not None else "contradicts")]
+            order = np.array([first, *[i for i in order.tolist() if i != first]])
         label = LABELS[int(np.argmax(final))]
         sentences = [
             EvidenceSentence(
@@ -564,6 +561,7 @@ class SupportModel:
             evidence=sentences,
             verbatim=copy is not None,
             clause_quote=clause is not None,
+            reversal=reversed_by.kind if reversed_by else None,
         )
 
 

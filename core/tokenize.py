@@ -58,6 +58,11 @@ def _stemmer() -> Stemmer.Stemmer:
     return stemmer
 
 
+def stem_words(words: list[str]) -> list[str]:
+    """Snowball English stems of lower-cased words (the tokenizer's stemmer; safe across threads)."""
+    return list(_stemmer().stemWords(words))
+
+
 def compound_parts(word: str) -> list[str]:
     """A hyphen/slash compound's words as written: the compound itself when a part holds a digit (``IL-6``),
     its parts otherwise (``long-term`` -> ``long``, ``term``); any other word alone."""

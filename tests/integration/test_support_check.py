@@ -300,3 +300,23 @@ def test_an_abstracts_metadata_is_not_evidence(setup) -> None:
     readable = biocite(settings, "check", CLAIM, "--text", keywords)
     assert readable.returncode == 0 and readable.stdout.startswith("not_relevant")
     assert "no sentence to judge" in readable.stdout
+
+
+def test_a_claim_that_swaps_the_sides_of_a_comparison_is_contradicted(setup) -> None:
+    """The cross-encoder read "aspirin is superior to warfarin" as supported by "warfarin is superior to
+    aspirin" (0.93): word order is the rule's to read (biocite.reversals)."""
+    settings, _ = setup
+    text = (
+        "We pooled six trials of stroke prevention in atrial fibrillation. Overall, in high-risk patients, "
+        "warfarin is superior to aspirin in preventing strokes, with a relative risk reduction of 36%."
+    )
+    swapped = "Aspirin is superior to warfarin for preventing strokes in atrial fibrillation."
+    done = biocite(settings, "check", swapped, "--text", text, "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["label"] == "contradicts" and doc["reversal"] == "swapped comparison"
+    assert doc["evidence"][0]["text"].startswith("Overall, in high-risk patients, warfarin is superior")
+    shown = biocite(settings, "check", swapped, "--text", text)
+    assert "says the opposite (swapped comparison): contradicted" in shown.stdout
+    same = "Warfarin is superior to aspirin for preventing strokes in atrial fibrillation."
+    assert json.loads(biocite(settings, "check", same, "--text", text, "--json").stdout)["reversal"] is None

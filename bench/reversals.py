@@ -1,0 +1,155 @@
+"""Claims that reverse their evidence (`biocite.reversals`, support rule 6): what the rule catches beyond the
+support model, and how often it fires on claims the evidence supports.
+
+Found asking `biocite check "Aspirin is superior to warfarin for stroke prevention ..." --pmid 17020434`:
+supports 0.67, against "warfarin is superior to aspirin in preventing strokes".
+
+1. False alarms (the rule alone, no model): the rule firing on pairs the evidence supports.
+   - Citation-Integrity SUPPORT claims against their cited abstract (TRAIN: where `SHARED` = 2 was chosen,
+     from 1/2/3; DEV: held out);
+   - PubMedQA conclusions (first sentence of the long answer) against their own abstract without the
+     conclusion, the questions of the shared split (`pubmedqa.split_questions`: TRAIN 300 / HELD-OUT 200).
+2. Reversed claims, the support model alone vs with the rule (the share judged NOT supports):
+   - the held-out PubMedQA conclusions with one direction word flipped, by the support data's TRAIN word
+     pairs (increase/decrease ...) and its HELD-OUT ones (reduce/raise, improve/worsen ...). The rule's
+     lexicon was written knowing both lists, so these read as "how often the abstract states the direction
+     plainly enough", not as held-out generalisation;
+   - swapped comparisons: every corpus sentence "<X> is/was superior|inferior to|more effective than|better
+     than <Y>" (the embedded corpus) with X and Y exchanged, against its abstract; and the unswapped
+     sentences, which must stay supported.
+
+    python bench/reversals.py
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import json  # noqa: E402
+import random  # noqa: E402
+import re  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from unittest import mock  # noqa: E402
+
+from biocite import pubmedqa  # noqa: E402
+from biocite import reversals as rules  # noqa: E402
+from biocite.sentences import split_text  # noqa: E402
+from biocite.support import SupportModel  # noqa: E402
+from biocite.support_data import (  # noqa: E402
+    _DIR_HELD,
+    _DIR_TRAIN,
+    CORPUS_FILE,
+    _flip,
+    citint_claims,
+    load_abstracts,
+)
+
+Rows = list[tuple[str, list[str]]]  # (claim, evidence sentences)
+
+
+def pubmedqa_rows(side: str) -> Rows:
+    train, held = pubmedqa.split_questions(pubmedqa.load_questions())
+    keep = {q.pmid for q in (train if side == "train" else held)}
+    items = {i.pmid: i for i in pubmedqa.read_items()}
+    abstracts = load_abstracts()
+    rows = []
+    for pmid in sorted(keep):
+        text, item = abstracts.get(str(pmid), ""), items.get(pmid)
+        if item is None or not text or item.long_answer.strip()[:60] not in text:
+            continue
+        context = split_text(text.replace(item.long_answer.strip(), " "))
+        conclusion = [s for s in split_text(item.long_answer.strip()) if len(s.split()) >= 5]
+        if conclusion and context:
+            rows.append((conclusion[0], context))
+    return rows
+
+
+def citint_rows(split: str, label: str) -> Rows:
+    claims, _ = citint_claims(split)
+    return [(c.claim, c.sentences) for c in claims if c.label == label]
+
+
+_COMPARISON = re.compile(
+    r"\b([A-Za-z][\w-]+) (is|was|were|are) (superior to|inferior to|more effective than|less effective than|"
+    r"better than|worse than) ([A-Za-z][\w-]+)"
+)
+
+
+def comparison_rows() -> tuple[Rows, Rows]:
+    """(swapped, original): each comparison sentence of the embedded corpus as a claim, with its two sides
+    exchanged and as written, against the other sentences of its abstract plus the sentence itself."""
+    swapped, original = [], []
+    with CORPUS_FILE.open() as f:
+        for line in f:
+            doc = json.loads(line)
+            sentences = split_text(doc.get("abstract") or "")
+            for s in sentences:
+                m = _COMPARISON.search(s)
+                if (
+                    not m
+                    or m.group(1).lower() in ("that", "it", "this", "which")
+                    or m.group(4) in ("the", "that")
+                ):
+                    continue
+                a, b = m.group(1), m.group(4)
+                clause = m.group(0)
+                swap = f"{b[0].upper()}{b[1:]} {m.group(2)} {m.group(3)} {a}"
+                swapped.append((swap + ".", sentences))
+                original.append((clause[0].upper() + clause[1:] + ".", sentences))
+    return swapped, original
+
+
+def fires(rows: Rows) -> str:
+    n = sum(rules.reversal(c, s) is not None for c, s in rows)
+    return f"{n}/{len(rows)} = {n / max(len(rows), 1):.3f}"
+
+
+def flipped(rows: Rows, table: list[tuple[str, str]]) -> Rows:
+    rng, flip = random.Random(1), _flip(table)
+    out = []
+    for claim, sentences in rows:
+        new = flip(claim, rng, [])
+        if new and new != claim:
+            out.append((new, sentences))
+    return out
+
+
+def not_supports(model: SupportModel, rows: Rows, rule: bool) -> str:
+    """Share of rows judged NOT supports, with the reversal rule or without it (the model alone)."""
+    off: Callable[..., None] = lambda *_: None  # noqa: E731
+    with mock.patch("biocite.support.reversal", rules.reversal if rule else off):
+        labels = [model.check_sentences(c, s)[0].label for c, s in rows]
+    n = sum(lab != "supports" for lab in labels)
+    return f"{n}/{len(rows)} = {n / max(len(rows), 1):.3f}"
+
+
+def main() -> None:
+    print("1. the rule firing on supported pairs (false alarms)")
+    for split in ("train", "dev"):
+        print(f"   Citation-Integrity {split} SUPPORT claims: {fires(citint_rows(split, 'supports'))}")
+    for side in ("train", "held_out"):
+        print(f"   PubMedQA {side} conclusions vs their own abstract: {fires(pubmedqa_rows(side))}")
+    print(f"   (fires on Citation-Integrity dev REFUTE claims: {fires(citint_rows('dev', 'contradicts'))})")
+    model = SupportModel.load()
+    held = pubmedqa_rows("held_out")
+    swapped, original = comparison_rows()
+    print("2. reversed claims judged NOT supports: support model alone -> with the rule")
+    for name, rows in (
+        ("held-out conclusions, TRAIN direction pairs flipped", flipped(held, _DIR_TRAIN)),
+        ("held-out conclusions, HELD-OUT direction pairs flipped", flipped(held, _DIR_HELD)),
+        ("corpus comparisons with their sides swapped", swapped),
+    ):
+        print(f"   {name}: {not_supports(model, rows, False)} -> {not_supports(model, rows, True)}")
+        print(f"      the rule fires on {fires(rows)}")
+    print(
+        f"   the same comparisons as written (must stay supported; NOT supports): "
+        f"{not_supports(model, original, False)} -> {not_supports(model, original, True)}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""Claims that reverse their evidence (biocite.reversals): what is caught, and what is left to the model."""
+
+from __future__ import annotations
+
+import pytest
+
+from biocite.reversals import reversal
+
+WARFARIN = (
+    "Overall, in high-risk patients, warfarin is superior to aspirin in preventing strokes, with a relative "
+    "risk reduction of 36%."
+)
+HBA1C = "Metformin reduced HbA1c levels in patients with type 2 diabetes by 1.2% at 24 weeks."
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence", "kind"),
+    [
+        ("Aspirin is superior to warfarin for stroke prevention.", WARFARIN, "swapped comparison"),
+        ("Warfarin is inferior to aspirin in preventing strokes.", WARFARIN, "swapped comparison"),
+        (
+            "Surgery was less effective than radiotherapy for local control.",
+            "Surgery was more effective than radiotherapy for local control of the tumour.",
+            "swapped comparison",
+        ),
+        ("Metformin increased HbA1c levels in type 2 diabetes.", HBA1C, "opposite direction"),
+        (
+            "Serum ferritin levels were lower after the infusion.",
+            "Serum ferritin levels were higher after the infusion in all 40 patients.",
+            "opposite direction",
+        ),
+        (
+            "Exercise worsened quality of life scores in heart failure.",
+            "Exercise training improved quality of life scores in heart failure patients.",
+            "opposite direction",
+        ),
+    ],
+)
+def test_a_reversed_claim_is_caught(claim: str, sentence: str, kind: str) -> None:
+    found = reversal(claim, ["The trial enrolled 400 patients.", sentence])
+    assert found is not None and found.index == 1 and found.kind == kind
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentences"),
+    [
+        # the same finding, said either way round
+        ("Warfarin is superior to aspirin in preventing strokes.", [WARFARIN]),
+        ("Aspirin is inferior to warfarin in preventing strokes.", [WARFARIN]),
+        ("Metformin lowered HbA1c levels in type 2 diabetes.", [HBA1C]),
+        # a negation on either side is the model's to read
+        ("Metformin did not increase HbA1c levels.", [HBA1C]),
+        ("Metformin increased HbA1c levels.", ["Metformin did not reduce HbA1c levels in these patients."]),
+        # the opposite direction about something else
+        ("Metformin increased lactate levels.", [HBA1C]),
+        # another comparison ("higher costs" is not "higher mortality")
+        (
+            "Drug A had higher mortality than drug B.",
+            ["Drug B had higher costs than drug A in the first year."],
+        ),
+        # one sentence reverses the claim, another restates it: not a reversal of the passage
+        (
+            "Metformin increased HbA1c levels in type 2 diabetes.",
+            [HBA1C, "At 52 weeks metformin increased HbA1c levels in type 2 diabetes again."],
+        ),
+        # "lower limb" is a place
+        ("Higher limb pain was reported.", ["Lower limb pain was reported by 12 patients."]),
+    ],
+)
+def test_agreement_negation_and_other_topics_are_left_to_the_model(claim: str, sentences: list[str]) -> None:
+    assert reversal(claim, sentences) is None
