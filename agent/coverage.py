@@ -425,8 +425,10 @@ def key_concepts(
             if concept is not None:
                 concept.role = role
         if concept is not None:
-            concept.shown = _with_population_noun(question, concept.text)
             concepts.append(concept)
+    taken = {w.casefold() for c in concepts for w in c.words}
+    for concept in concepts:
+        concept.shown = _shown(question, concept.text, taken)
     return concepts
 
 
@@ -435,10 +437,16 @@ def key_concepts(
 _POPULATION_NOUN = r"\s+(adults?|patients?|people|persons?|individuals|subjects)\b"
 
 
-def _with_population_noun(question: str, text: str) -> str:
-    """The concept as written, with the generic population noun that follows it in the question, if any."""
+def _shown(question: str, text: str, taken: set[str]) -> str:
+    """The concept as written, with what completes it in the question: the generic population noun after
+    it ("older adults"), or an "of" phrase whose word is no concept of its own ("quality of life": "not
+    covered: quality" said little)."""
     found = re.search(re.escape(text) + _POPULATION_NOUN, question, flags=re.IGNORECASE)
-    return f"{text} {found.group(1)}" if found else text
+    if found:
+        return f"{text} {found.group(1)}"
+    found = re.search(re.escape(text) + r"\s+of\s+([^\W\d_]+)\b", question, flags=re.IGNORECASE)
+    word = found.group(1).casefold() if found else ""
+    return f"{text} of {found.group(1)}" if found and word not in taken and word not in STOPWORDS else text
 
 
 def _concept(chunk: list[str], words: list[str], df: DocumentFrequencies, max_share: float) -> Concept | None:

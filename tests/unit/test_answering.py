@@ -856,3 +856,13 @@ def test_the_verdict_reads_the_lead_sentence_when_the_top_ones_name_nothing_aske
         "ACE inhibitors hold promise in remodelling.",
         "Warfarin lowered the rate of stroke by 64% in atrial fibrillation.",
     ]
+
+
+def test_a_concept_is_shown_with_the_of_phrase_that_completes_it() -> None:
+    df = _df("exercise training heart failure", *["quality of life"] * 10)  # common words: no key concepts
+    concepts = key_concepts("Does exercise training improve quality of life in heart failure?", df, 0.03, 0.2)
+    outcome = next(c for c in concepts if c.outcome)
+    assert outcome.text == "quality" and outcome.label == "quality of life"  # what is checked stays the same
+    # an "of" phrase whose word is a concept of its own is not glued on
+    concepts = key_concepts("Is the severity of psoriasis linked to obesity?", _df("psoriasis obesity"), 0.03)
+    assert all(" of " not in c.label for c in concepts)
