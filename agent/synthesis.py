@@ -69,6 +69,16 @@ _ANSWER_WORD = re.compile(r"^\W*(?:yes|no)\s*[,.;:!\u2014-]", re.I)
 _DEFINITION = re.compile(r"^\s*([A-Za-z][\w\- ]{1,60}?)\s+(?:is|are|refers to)\s+(?:a|an|the)\b", re.I)
 
 
+_REPEAT_SHARE = 0.9  # a sentence whose terms a kept one holds (nearly) all of says nothing new
+
+
+def holds(longer: str, shorter: str) -> bool:
+    """`longer` says all `shorter` says: it has >= 90 % of its terms. "Warfarin is superior to aspirin in
+    preventing strokes ..." is held by "Overall, in high-risk patients, warfarin is superior ..."."""
+    terms = set(_words(shorter))
+    return bool(terms) and len(terms & set(_words(longer))) >= _REPEAT_SHARE * len(terms)
+
+
 def opens_with_answer_word(text: str) -> bool:
     """ "Yes, ..." / "No." (the LLM's own verdict), not "No significant difference ..." (a finding)."""
     return _ANSWER_WORD.match(text) is not None
@@ -104,6 +114,7 @@ def polish(
         "number dropped": 0,
         "copy re-cited": 0,
         "uncited concept dropped": 0,
+        "repeats dropped": 0,
     }
     for sentence in sentences:
         if sentence.kind == "bottom_line":
@@ -143,11 +154,25 @@ def polish(
             names = ", ".join(named)
             notes.append(f"dropped {sentence.text[:60]!r}: its citations do not mention {names}")
             continue
+        same = next(
+            (i for i, k in enumerate(kept) if k.kind != "bottom_line" and _repeats(k, sentence)), None
+        )
+        if same is not None:  # one of the two goes: the one that says more stays, where the first stood
+            counts["repeats dropped"] += 1
+            if holds(sentence.text, kept[same].text) and len(_words(sentence.text)) > len(
+                _words(kept[same].text)
+            ):
+                kept[same] = sentence
+            continue
         kept.append(sentence)
     done = {k: v for k, v in counts.items() if v}
     if done:
         notes.append("synthesis checks: " + ", ".join(f"{v} {k}" for k, v in done.items()))
     return kept
+
+
+def _repeats(a: AnswerSentence, b: AnswerSentence) -> bool:
+    return holds(a.text, b.text) or holds(b.text, a.text)
 
 
 _STATEMENT = re.compile(

@@ -381,6 +381,29 @@ def test_repeated_definitions_are_dropped() -> None:
     assert [s.text for s in polish([first, second], [a], [])] == [first.text]
 
 
+def test_a_sentence_another_one_holds_is_dropped_and_the_fuller_one_keeps_the_first_place() -> None:
+    """Seen in `biocite ask "Is warfarin better than aspirin ...?" --mode generate`: the same finding twice,
+    once without its restriction to high-risk patients."""
+    a = _evidence(
+        "1", "Overall, in high-risk patients, warfarin is superior to aspirin in preventing strokes."
+    )
+    b = _evidence("2", "Bleeding was more frequent with warfarin than with aspirin.")
+    short = _sentence("Warfarin is superior to aspirin in preventing strokes.", a)
+    other = _sentence("Bleeding was more frequent with warfarin than with aspirin.", b)
+    full = _sentence(
+        "Overall, in high-risk patients, warfarin is superior to aspirin in preventing strokes.", a
+    )
+    notes: list[str] = []
+    assert [s.text for s in polish([short, other, full], [a, b], notes)] == [full.text, other.text]
+    assert "1 repeats dropped" in notes[0]
+    assert [s.text for s in polish([full, other, short], [a, b], [])] == [full.text, other.text]
+    # sharing most words is not saying the same: both stay
+    worse = _sentence(
+        "Aspirin is inferior to warfarin in preventing strokes in atrial fibrillation trials.", a
+    )
+    assert len(polish([short, worse], [a], [])) == 2
+
+
 def test_a_generated_yes_or_no_is_dropped_the_bottom_line_is_the_verdict_models() -> None:
     """The LLM restating the question with its own answer word ("Yes, this is a metabolic adaptation to
     pregnancy.", kept in a held-out generate run) is dropped; a finding that opens with "No" is not."""
