@@ -11,9 +11,13 @@ supports 0.67, against "warfarin is superior to aspirin in preventing strokes".
      conclusion, the questions of the shared split (`pubmedqa.split_questions`: TRAIN 300 / HELD-OUT 200).
 2. Reversed claims, the support model alone vs with the rule (the share judged NOT supports):
    - the held-out PubMedQA conclusions with one direction word flipped, by the support data's TRAIN word
-     pairs (increase/decrease ...) and its HELD-OUT ones (reduce/raise, improve/worsen ...). The rule's
-     lexicon was written knowing both lists, so these read as "how often the abstract states the direction
-     plainly enough", not as held-out generalisation;
+     pairs (increase/decrease ...) and its HELD-OUT ones (reduce/raise, improve/worsen ...), and with "not"
+     put after their auxiliary (the TRAIN negation template). The rule's lexicon was written knowing both
+     word lists, so these read as "how often the abstract states the direction plainly enough", not as
+     held-out generalisation;
+   - misstated restatements: sentences of the embedded corpus (8-40 words, no negation; a seeded sample) as
+     claims against their whole abstract, perturbed by the same templates (200 each): a generated sentence
+     that restates one evidence sentence and gets its direction or its negation wrong;
    - swapped comparisons: every corpus sentence "<X> is/was superior|inferior to|more effective than|better
      than <Y>" (the embedded corpus) with X and Y exchanged, against its abstract; and the unswapped
      sentences, which must stay supported.
@@ -39,14 +43,7 @@ from biocite import pubmedqa  # noqa: E402
 from biocite import reversals as rules  # noqa: E402
 from biocite.sentences import split_text  # noqa: E402
 from biocite.support import SupportModel  # noqa: E402
-from biocite.support_data import (  # noqa: E402
-    _DIR_HELD,
-    _DIR_TRAIN,
-    CORPUS_FILE,
-    _flip,
-    citint_claims,
-    load_abstracts,
-)
+from biocite.support_data import CORPUS_FILE, TEMPLATES, citint_claims, load_abstracts  # noqa: E402
 
 Rows = list[tuple[str, list[str]]]  # (claim, evidence sentences)
 
@@ -103,16 +100,30 @@ def comparison_rows() -> tuple[Rows, Rows]:
     return swapped, original
 
 
+def restatement_rows(n: int = 300, seed: int = 1) -> Rows:
+    """Sentences of the embedded corpus's abstracts (8-40 words, no negation) as claims against their whole
+    abstract: a generated sentence restating one evidence sentence. Perturbed, it misstates that sentence."""
+    rows = []
+    with CORPUS_FILE.open() as f:
+        for line in f:
+            sentences = split_text(json.loads(line).get("abstract") or "")
+            for s in sentences:
+                if 8 <= len(s.split()) <= 40 and not re.search(r"\b(?:not|no|without|never)\b", s, re.I):
+                    rows.append((s, sentences))
+    return random.Random(seed).sample(rows, min(n * 20, len(rows)))
+
+
 def fires(rows: Rows) -> str:
     n = sum(rules.reversal(c, s) is not None for c, s in rows)
     return f"{n}/{len(rows)} = {n / max(len(rows), 1):.3f}"
 
 
-def flipped(rows: Rows, table: list[tuple[str, str]]) -> Rows:
-    rng, flip = random.Random(1), _flip(table)
+def perturbed(rows: Rows, kind: str, template: str) -> Rows:
+    """The rows whose claim the support data's template changes, changed (`support_data.TEMPLATES`)."""
+    rng, change = random.Random(1), TEMPLATES[kind][template][0]
     out = []
     for claim, sentences in rows:
-        new = flip(claim, rng, [])
+        new = change(claim, rng, [])
         if new and new != claim:
             out.append((new, sentences))
     return out
@@ -137,10 +148,30 @@ def main() -> None:
     model = SupportModel.load()
     held = pubmedqa_rows("held_out")
     swapped, original = comparison_rows()
+    restated = restatement_rows()
     print("2. reversed claims judged NOT supports: support model alone -> with the rule")
     for name, rows in (
-        ("held-out conclusions, TRAIN direction pairs flipped", flipped(held, _DIR_TRAIN)),
-        ("held-out conclusions, HELD-OUT direction pairs flipped", flipped(held, _DIR_HELD)),
+        ("held-out conclusions, TRAIN direction pairs flipped", perturbed(held, "direction", "up_down")),
+        (
+            "held-out conclusions, HELD-OUT direction pairs flipped",
+            perturbed(held, "direction", "reduce_improve"),
+        ),
+        (
+            "held-out conclusions, 'not' after the auxiliary (TRAIN template)",
+            perturbed(held, "negation", "aux_not"),
+        ),
+        (
+            "corpus sentences vs their abstract, TRAIN direction pairs flipped",
+            perturbed(restated, "direction", "up_down")[:200],
+        ),
+        (
+            "corpus sentences vs their abstract, HELD-OUT pairs flipped",
+            perturbed(restated, "direction", "reduce_improve")[:200],
+        ),
+        (
+            "corpus sentences vs their abstract, 'not' after the auxiliary",
+            perturbed(restated, "negation", "aux_not")[:200],
+        ),
         ("corpus comparisons with their sides swapped", swapped),
     ):
         print(f"   {name}: {not_supports(model, rows, False)} -> {not_supports(model, rows, True)}")

@@ -27,17 +27,25 @@ from biocite.tokenize import STOPWORDS, stem_words
 ReversalKind = Literal["swapped comparison", "opposite direction"]
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*|[,;:()]")
+# "up- and down-regulated" is "up-regulated and down-regulated" (else only "down-regulated" is read)
+_SUSPENDED = re.compile(r"\b([a-z]+)-\s+(and|or)\s+([a-z]+)-([a-z]+)")
 _BOUNDARY = frozenset(",;:()") | {"whereas", "while", "but", "although", "that", "which"}
 _NEGATION = frozenset(
     "not no nor neither without never cannot fail failed fails unlikely absence lack lacked".split()
 ) | {"n't"}
-# Direction words by axis, as Snowball stems: +1 one way, -1 the other. Words that also name things
-# ("stimulation", "activity", "drug-induced", "prevention") are left out.
+# Direction words by axis, as written: +1 one way, -1 the other. Words that also name a condition or an
+# outcome ("impaired glucose tolerance", "elevated troponin", "exacerbations", "harms", "stimulation",
+# "drug-induced") are left out.
 _DIRECTION: dict[str, tuple[str, int]] = {
-    **{s: ("amount", 1) for s in "increas rise rose risen rais elev higher greater enhanc augment upregul up-regul promot stimul".split()},
-    **{s: ("amount", -1) for s in "decreas reduc reduct lower declin diminish attenu suppress inhibit downregul down-regul smaller repress lessen".split()},
-    **{s: ("quality", 1) for s in "improv better benefici protect".split()},
-    **{s: ("quality", -1) for s in "worsen wors harm deterior detriment impair aggrav exacerb".split()},
+    **{w: ("amount", 1) for w in """increase increases increased increasing rise rises rose risen rising raise raises
+        raised raising higher greater enhance enhances enhanced enhancing augmented upregulated up-regulated
+        upregulates promote promotes promoted promoting""".split()},
+    **{w: ("amount", -1) for w in """decrease decreases decreased decreasing reduce reduces reduced reducing reduction
+        reductions lower lowers lowered lowering decline declines declined diminished attenuated suppress suppresses
+        suppressed inhibit inhibits inhibited downregulated down-regulated downregulates smaller repressed
+        lessened""".split()},
+    **{w: ("quality", 1) for w in "improve improves improved improving improvement improvements better beneficial protective".split()},
+    **{w: ("quality", -1) for w in "worsen worsens worsened worsening worse harmful deteriorated detrimental aggravated exacerbated".split()},
 }  # fmt: skip
 # "lower limb", "higher education": places and levels, not directions
 _NOT_DIRECTION_BEFORE = frozenset(
@@ -56,19 +64,50 @@ _COMPARATIVE: dict[str, tuple[str, int]] = {
 _SCOPE = 5  # tokens after (or before) a direction word that say what went that way
 _BE = frozenset("is are was were be been being".split())
 _SIDE = 8  # tokens of a comparison's side
+_NEGATED_WITHIN = 3  # a negation this many words before a direction word negates it
+# chosen on TRAIN (Citation-Integrity SUPPORT claims, PubMedQA train conclusions, restatements flipped by the
+# support data's TRAIN word pairs: bench/reversals.py)
 SHARED = 2  # words the claim and the sentence must share in what went up or down
+MAX_MOVES = 3  # direction words a claim may have and be read
 
 
 @dataclass(frozen=True)
 class _Sentence:
     words: list[str]  # lower-cased tokens, punctuation marks among them
     stems: list[str]
-    negated: bool
+    negations: list[int]  # positions of negation words
 
     @classmethod
     def of(cls, text: str) -> _Sentence:
-        words = _TOKEN.findall(text.lower().replace("’", "'"))
-        return cls(words, stem_words(words), any(w in _NEGATION or w.endswith("n't") for w in words))
+        text = _SUSPENDED.sub(r"\1-\4 \2 \3-\4", text.lower().replace("’", "'"))
+        words = _outside_parentheses(_TOKEN.findall(text))
+        negations = [i for i, w in enumerate(words) if w in _NEGATION or w.endswith("n't")]
+        return cls(words, stem_words(words), negations)
+
+    @property
+    def negated(self) -> bool:
+        return bool(self.negations)
+
+    def negates(self, i: int) -> int | None:
+        """The negation word that governs the word at i ("did not reduce", "no reduction", "failed to
+        increase"): one of the _NEGATED_WITHIN words before it, in the same clause."""
+        for j in range(i - 1, max(i - 1 - _NEGATED_WITHIN, -1), -1):
+            if self.words[j] in _BOUNDARY:
+                return None
+            if j in self.negations:
+                return j
+        return None
+
+
+def _outside_parentheses(words: list[str]) -> list[str]:
+    """The words, less what stands in parentheses: "a decrease (3.3 times) in HIF-1alpha" moved HIF-1alpha."""
+    out, depth = [], 0
+    for w in words:
+        depth += (w == "(") - (w == ")")
+        if depth <= 0 and w not in "()":
+            out.append(w)
+        depth = max(depth, 0)
+    return out
 
 
 def _is_content(word: str) -> bool:
@@ -88,7 +127,7 @@ def _side(s: _Sentence, indices: range) -> set[str]:
     for i in indices:
         if s.words[i] in _BOUNDARY:
             break
-        if _is_content(s.words[i]) and s.stems[i] not in _DIRECTION:
+        if _is_content(s.words[i]) and s.words[i] not in _DIRECTION:
             out.add(s.stems[i])
     return out
 
@@ -131,9 +170,10 @@ def _compare(claim: _Sentence, sentence: _Sentence) -> int:
 
 def _object(s: _Sentence, i: int) -> set[str]:
     """What the direction word at i says went up or down: the words after it ("reduced the risk of
-    stroke", "a reduction in stroke"), or before it when a form of "to be" precedes it ("stroke was
-    reduced"), up to a clause boundary."""
-    passive = any(s.words[j] in _BE for j in range(max(i - 2, 0), i))
+    stroke", "a reduction in stroke"), or before it when a form of "to be" (and an adverb) precedes it
+    ("stroke was significantly reduced"), up to a clause boundary."""
+    before = [w for w in s.words[max(i - 2, 0) : i] if not w.endswith("ly")]
+    passive = bool(before) and before[-1] in _BE
     indices = (
         range(i - 1, max(i - 1 - _SCOPE, -1), -1)
         if passive
@@ -143,42 +183,70 @@ def _object(s: _Sentence, i: int) -> set[str]:
     for j in indices:
         if s.words[j] in _BOUNDARY or (s.words[j] in _BE and not passive):
             break
-        if _is_content(s.words[j]) and s.stems[j] not in _DIRECTION:
+        if _is_content(s.words[j]) and s.words[j] not in _DIRECTION:
             out.add(s.stems[j])
     return out
 
 
-def _directions(s: _Sentence) -> dict[str, dict[int, set[str]]]:
-    """axis -> sign -> the content stems of what the sentence's direction words of that sign say moved."""
-    out: dict[str, dict[int, set[str]]] = {}
-    for i, stem in enumerate(s.stems):
-        if stem not in _DIRECTION or (s.words[i] in _COMPARATIVE and "than" in s.words[i : i + 4]):
+State = tuple[int, bool]  # a direction word's sign, and whether a negation governs it
+
+
+@dataclass(frozen=True)
+class _Move:
+    axis: str
+    state: State
+    moved: frozenset[str]  # content stems of what the direction word says moved
+
+
+def _moves(s: _Sentence) -> list[_Move] | None:
+    """The sentence's direction words, each with what it says moved; None when a negation of the sentence
+    governs no direction word ("It is not true that X reduced Y": the sentence is not read)."""
+    out, governing = [], set()
+    for i, word in enumerate(s.words):
+        if word not in _DIRECTION or (word in _COMPARATIVE and "than" in s.words[i : i + 4]):
             continue
         if i + 1 < len(s.words) and s.words[i + 1] in _NOT_DIRECTION_BEFORE:
             continue
-        axis, sign = _DIRECTION[stem]
-        out.setdefault(axis, {}).setdefault(sign, set()).update(_object(s, i))
+        axis, sign = _DIRECTION[word]
+        negation = s.negates(i)
+        if negation is not None:
+            governing.add(negation)
+        out.append(_Move(axis, (sign, negation is not None), frozenset(_object(s, i))))
+    return out if governing == set(s.negations) else None
+
+
+def _plain(moves: list[_Move]) -> list[_Move]:
+    """The claim's moves that no other of its moves contradicts about the same thing ("up- and
+    down-regulated genes" says both of genes: neither is read); none when it has more than MAX_MOVES (a
+    list of findings, left to the model)."""
+    if len(moves) > MAX_MOVES:
+        return []
+    return [
+        m
+        for m in moves
+        if not any(o.axis == m.axis and _conflict(m.state, o.state) and m.moved & o.moved for o in moves)
+    ]
+
+
+def _conflict(claim: State, sentence: State) -> bool:
+    """ "reduced" vs "increased"; "reduced" vs "did not reduce". ("did not reduce" vs "increased": no.)"""
+    (a, a_negated), (b, b_negated) = claim, sentence
+    return (a == -b and not a_negated and not b_negated) or (a == b and a_negated != b_negated)
+
+
+def _direction(claim: list[_Move], sentence: _Sentence) -> list[int]:
+    """For each of the claim's moves: +1 the sentence moves the same thing the same way, -1 only the
+    opposite way or not at all, 0 neither (or unsure: a negation that governs no direction word, fewer than
+    SHARED words of what moved in common)."""
+    theirs = _moves(sentence)
+    out = []
+    for ours in claim:
+        same = [m for m in theirs or [] if m.axis == ours.axis and len(ours.moved & m.moved) >= SHARED]
+        if any(m.state == ours.state for m in same):
+            out.append(1)
+        else:
+            out.append(-1 if any(_conflict(ours.state, m.state) for m in same) else 0)
     return out
-
-
-def _direction(claim: _Sentence, sentence: _Sentence) -> int:
-    """+1 the sentence moves what the claim says moved the claim's way, -1 only the opposite way, 0 neither
-    (or unsure: a negation, both directions in the claim, fewer than SHARED words of what moved in common)."""
-    if claim.negated or sentence.negated:
-        return 0
-    found = set()
-    theirs = _directions(sentence)
-    for axis, signs in _directions(claim).items():
-        if len(signs) != 1 or axis not in theirs:
-            continue
-        ((sign, scope),) = signs.items()
-        if not scope:
-            continue
-        if len(scope & theirs[axis].get(sign, set())) >= SHARED:
-            found.add(1)
-        elif len(scope & theirs[axis].get(-sign, set())) >= SHARED:
-            found.add(-1)
-    return found.pop() if len(found) == 1 else 0
 
 
 @dataclass(frozen=True)
@@ -188,17 +256,25 @@ class Reversal:
 
 
 def reversal(claim: str, sentences: Sequence[str]) -> Reversal | None:
-    """The first sentence that reverses the claim, when one does and none restates it the claim's way."""
+    """The first sentence that reverses the claim: a comparison that one sentence reverses and none makes,
+    or a direction word of the claim that one sentence reverses and none restates."""
     c = _Sentence.of(claim)
-    first: Reversal | None = None
+    moves = _plain(_moves(c) or [])
+    restated = [False] * len(moves)
+    reversed_at: list[int | None] = [None] * len(moves)
+    swapped_at: int | None = None
     for i, text in enumerate(sentences):
         s = _Sentence.of(text)
-        for kind, verdict in (
-            ("swapped comparison", _compare(c, s)),
-            ("opposite direction", _direction(c, s)),
-        ):
-            if verdict > 0:
-                return None
-            if verdict < 0 and first is None:
-                first = Reversal(i, kind)  # type: ignore[arg-type]
-    return first
+        compared = _compare(c, s)
+        if compared > 0:
+            return None
+        if compared < 0 and swapped_at is None:
+            swapped_at = i
+        for k, verdict in enumerate(_direction(moves, s)):
+            restated[k] = restated[k] or verdict > 0
+            if verdict < 0 and reversed_at[k] is None:
+                reversed_at[k] = i
+    if swapped_at is not None:
+        return Reversal(swapped_at, "swapped comparison")
+    reversed_by = [at for at, ok in zip(reversed_at, restated, strict=True) if at is not None and not ok]
+    return Reversal(min(reversed_by), "opposite direction") if reversed_by else None

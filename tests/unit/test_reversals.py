@@ -34,6 +34,32 @@ HBA1C = "Metformin reduced HbA1c levels in patients with type 2 diabetes by 1.2%
             "Exercise training improved quality of life scores in heart failure patients.",
             "opposite direction",
         ),
+        (  # "exacerbations" is the outcome, not a direction word
+            "As-needed budesonide-formoterol increased severe exacerbations compared with terbutaline.",
+            "As-needed budesonide-formoterol reduced the rate of severe exacerbations by 64% compared with "
+            "as-needed terbutaline.",
+            "opposite direction",
+        ),
+        (  # a negation that governs the direction word
+            "As-needed budesonide-formoterol did not reduce severe exacerbations.",
+            "As-needed budesonide-formoterol reduced the rate of severe exacerbations by 64%.",
+            "opposite direction",
+        ),
+        (
+            "Vitamin D reduced the risk of hip fracture in older women.",
+            "Vitamin D supplementation did not reduce the risk of hip fracture in older women.",
+            "opposite direction",
+        ),
+        (  # one direction word of two reversed: each is read with what it says moved
+            "A lower PV in PMR increases the risk of prolonged steroid therapy.",
+            "A lower PV in PMR decreases the risk of prolonged steroid therapy and late GCA.",
+            "opposite direction",
+        ),
+        (  # what stands in parentheses is not what moved
+            "These changes came with an increase (3.3 times) in the HIF-1alpha content of the tumours.",
+            "These changes were associated with a decrease (3.3 times) in the HIF-1alpha content of the tumours.",
+            "opposite direction",
+        ),
     ],
 )
 def test_a_reversed_claim_is_caught(claim: str, sentence: str, kind: str) -> None:
@@ -51,6 +77,10 @@ def test_a_reversed_claim_is_caught(claim: str, sentence: str, kind: str) -> Non
         # a negation on either side is the model's to read
         ("Metformin did not increase HbA1c levels.", [HBA1C]),
         ("Metformin increased HbA1c levels.", ["Metformin did not reduce HbA1c levels in these patients."]),
+        # not reducing is not increasing
+        ("Metformin did not reduce HbA1c levels.", ["Metformin increased HbA1c levels slightly."]),
+        # a negation that governs no direction word: the sentence is not read
+        ("Metformin increased HbA1c levels.", ["It is not true that metformin reduced HbA1c levels."]),
         # the opposite direction about something else
         ("Metformin increased lactate levels.", [HBA1C]),
         # another comparison ("higher costs" is not "higher mortality")
@@ -63,6 +93,8 @@ def test_a_reversed_claim_is_caught(claim: str, sentence: str, kind: str) -> Non
             "Metformin increased HbA1c levels in type 2 diabetes.",
             [HBA1C, "At 52 weeks metformin increased HbA1c levels in type 2 diabetes again."],
         ),
+        # a claim that says both of the same thing is not read ("up- and down-regulated genes")
+        ("We defined up- and down-regulated genes after infection.", ["Upregulated genes after infection."]),
         # "lower limb" is a place
         ("Higher limb pain was reported.", ["Lower limb pain was reported by 12 patients."]),
     ],
