@@ -186,7 +186,8 @@ def audit_run(model: SupportModel, path: Path, fetch: Fetch) -> dict[str, Any]:
                 counts[label] = counts.get(label, 0) + 1
                 cites.append(
                     {"pmid": c.pmid, "label": label, "probs": v.probs if v else None,
-                     "evidence": [e.model_dump() for e in v.evidence] if v else []}
+                     "evidence": [e.model_dump() for e in v.evidence] if v else [],
+                     "reversal": v.reversal if v else None}
                 )  # fmt: skip
             sentences.append({"text": sentence.text, "citations": cites})
         topics.append({"topic_id": entry.topic_id, "question": entry.question, "sentences": sentences})
@@ -224,6 +225,8 @@ def audit_html(doc: dict[str, Any]) -> str:
                     f"<span class='c' style='background:{colour}'>PMID {e(c['pmid'])}: {e(c['label'])}{p}"
                     "</span>"
                 )
+                if c.get("reversal"):
+                    parts.append(f"<em>the evidence says the opposite ({e(c['reversal'])})</em>")
                 if c["evidence"]:
                     parts.append(f"<blockquote>{e(c['evidence'][0]['text'])}</blockquote>")
             parts.append("</p>")

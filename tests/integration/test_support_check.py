@@ -135,6 +135,7 @@ def test_run_audit_writes_json_and_html(setup, tmp_path) -> None:
                 "responses": [
                     {"text": "Aspirin reduced recurrent stroke.", "citations": ["1001"]},
                     {"text": "Knee function did not differ.", "citations": ["1002", "1003"]},
+                    {"text": "Aspirin increased recurrent stroke over two years.", "citations": ["1001"]},
                 ],
             }
         ],
@@ -144,11 +145,14 @@ def test_run_audit_writes_json_and_html(setup, tmp_path) -> None:
     done = biocite(settings, "check", "--run", str(path), "--out", str(tmp_path / "out"), "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    assert summary["citations"] == 3
+    assert summary["citations"] == 4
     doc = json.loads((tmp_path / "out" / "check.json").read_text())
     labels = [c["label"] for s in doc["topics"][0]["sentences"] for c in s["citations"]]
-    assert set(labels) <= {"Supports", "Contradicts", "Neutral", "Not relevant"} and len(labels) == 3
-    assert "PMID 1001" in (tmp_path / "out" / "check.html").read_text()
+    assert set(labels) <= {"Supports", "Contradicts", "Neutral", "Not relevant"} and len(labels) == 4
+    reversed_cite = doc["topics"][0]["sentences"][2]["citations"][0]  # the finding said the other way round
+    assert reversed_cite["label"] == "Contradicts" and reversed_cite["reversal"] == "opposite direction"
+    page = (tmp_path / "out" / "check.html").read_text()
+    assert "PMID 1001" in page and "the evidence says the opposite (opposite direction)" in page
     path.write_text("{not a run")
     bad = biocite(settings, "check", "--run", str(path))
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
