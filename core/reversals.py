@@ -8,11 +8,13 @@ abstract saying "warfarin is superior to aspirin in preventing strokes" said sup
 - a swapped comparison: the same comparative ("superior to", "more effective than", "higher X than")
   with its two sides exchanged, or the opposite comparative ("less effective than") with the same sides;
 - an opposite direction: the claim says something went one way (increased, reduced, improved, worsened)
-  and the sentence says only the other way, around the same words.
+  and the sentence says it went the other way, or did not go that way ("did not reduce"), and nowhere
+  that it went the claim's way.
 
-Both are conservative on purpose: a negation in either sentence, a claim with both directions on one axis,
-or fewer than two words shared in what went up or down leave the judgement to the model. `reversal` reads a
-whole passage: reversed by one sentence and restated by none. Measured in `bench/reversals.py`.
+Both are conservative on purpose: a negation that governs no direction word (in a comparison: any
+negation), a claim of more than three direction words or that says both ways of one thing, or fewer than
+two words shared in what moved leave the judgement to the model. `reversal` reads a whole passage. Its two
+numbers were chosen on TRAIN data; it is measured in `bench/reversals.py`.
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ def _outside_parentheses(words: list[str]) -> list[str]:
     out, depth = [], 0
     for w in words:
         depth += (w == "(") - (w == ")")
-        if depth <= 0 and w not in "()":
+        if depth <= 0 and w not in ("(", ")"):
             out.append(w)
         depth = max(depth, 0)
     return out
