@@ -18,6 +18,8 @@ supports 0.67, against "warfarin is superior to aspirin in preventing strokes".
    - misstated restatements: sentences of the embedded corpus (8-40 words, no negation; a seeded sample) as
      claims against their whole abstract, perturbed by the same templates (200 each): a generated sentence
      that restates one evidence sentence and gets its direction or its negation wrong;
+   - overstated null findings: every corpus sentence "<X> did not differ / was similar / was unchanged ..."
+     gives "<X> increased." and "<X> decreased." against its abstract;
    - swapped comparisons: every corpus sentence "<X> is/was superior|inferior to|more effective than|better
      than <Y>" (the embedded corpus) with X and Y exchanged, against its abstract; and the unswapped
      sentences, which must stay supported.
@@ -113,6 +115,27 @@ def restatement_rows(n: int = 300, seed: int = 1) -> Rows:
     return random.Random(seed).sample(rows, min(n * 20, len(rows)))
 
 
+_NULL_FINDING = re.compile(
+    r"(?:^|[,;:] )([A-Z]?[a-z][\w -]{3,60}?) (?:did not differ|was similar|were similar|did not change|"
+    r"was unchanged|were unchanged|was not significantly different|were not significantly different)\b"
+)
+
+
+def overstated_rows() -> Rows:
+    """A null finding said as an effect: each corpus sentence "<X> did not differ / was similar / was
+    unchanged ..." gives the claims "<X> increased." and "<X> decreased." against its whole abstract."""
+    rows = []
+    with CORPUS_FILE.open() as f:
+        for line in f:
+            sentences = split_text(json.loads(line).get("abstract") or "")
+            for s in sentences:
+                m = _NULL_FINDING.search(s)
+                if m and len(m.group(1).split()) >= 2:
+                    subject = m.group(1)[0].upper() + m.group(1)[1:]
+                    rows += [(f"{subject} increased.", sentences), (f"{subject} decreased.", sentences)]
+    return rows
+
+
 def fires(rows: Rows) -> str:
     n = sum(rules.reversal(c, s) is not None for c, s in rows)
     return f"{n}/{len(rows)} = {n / max(len(rows), 1):.3f}"
@@ -172,6 +195,7 @@ def main() -> None:
             "corpus sentences vs their abstract, 'not' after the auxiliary",
             perturbed(restated, "negation", "aux_not")[:200],
         ),
+        ("corpus null findings said as an increase or a decrease", overstated_rows()),
         ("corpus comparisons with their sides swapped", swapped),
     ):
         print(f"   {name}: {not_supports(model, rows, False)} -> {not_supports(model, rows, True)}")

@@ -7,9 +7,10 @@ abstract saying "warfarin is superior to aspirin in preventing strokes" said sup
 
 - a swapped comparison: the same comparative ("superior to", "more effective than", "higher X than")
   with its two sides exchanged, or the opposite comparative ("less effective than") with the same sides;
-- an opposite direction: the claim says something went one way (increased, reduced, improved, worsened)
-  and the sentence says it went the other way, or did not go that way ("did not reduce"), and nowhere
-  that it went the claim's way.
+- an opposite direction: the claim says something went one way (increased, reduced, improved, worsened,
+  shortened) and the sentence says it went the other way, did not go that way ("did not reduce"), or did
+  not move ("did not differ", "were similar"), and nowhere that it went the claim's way; or the claim says
+  it did not move and the sentence that it did.
 
 Both are conservative on purpose: a negation that governs no direction word (in a comparison: any
 negation), a claim of more than three direction words or that says both ways of one thing, or fewer than
@@ -48,7 +49,16 @@ _DIRECTION: dict[str, tuple[str, int]] = {
         lessened""".split()},
     **{w: ("quality", 1) for w in "improve improves improved improving improvement improvements better beneficial protective".split()},
     **{w: ("quality", -1) for w in "worsen worsens worsened worsening worse harmful deteriorated detrimental aggravated exacerbated".split()},
+    **{w: ("duration", 1) for w in "prolong prolongs prolonged prolonging lengthen lengthened".split()},
+    **{w: ("duration", -1) for w in "shorten shortens shortened shortening".split()},
 }  # fmt: skip
+# No change: words that say so on their own, and words that say so under a negation ("did not differ", "no
+# significant difference", "did not change"). A null move conflicts with a move of the claim on any axis.
+_NULL = frozenset("similar comparable unchanged unaffected equivalent identical".split())
+_NULL_NEGATED = frozenset(
+    "differ differed differs different difference differences change changed changes affect affected alter "
+    "altered influence influenced".split()
+)
 # "lower limb", "higher education": places and levels, not directions
 _NOT_DIRECTION_BEFORE = frozenset(
     "limb limbs extremity extremities respiratory urinary back tract abdominal gastrointestinal leg legs "
@@ -65,6 +75,11 @@ _COMPARATIVE: dict[str, tuple[str, int]] = {
 }  # fmt: skip
 _SCOPE = 5  # tokens after (or before) a direction word that say what went that way
 _BE = frozenset("is are was were be been being".split())
+_REMAIN = frozenset("remain remains remained stayed".split())
+_AUXILIARY = frozenset("did does do has have had could would".split())
+_PREPOSITIONS = frozenset("in by from to among at after during over with for within across between".split())
+# stems of what a no-change word may be said of without saying that a finding did not move
+_RELATION = frozenset("associ relationship relat correl link strength effect magnitud".split())
 _SIDE = 8  # tokens of a comparison's side
 _NEGATED_WITHIN = 3  # a negation this many words before a direction word negates it
 # chosen on TRAIN (Citation-Integrity SUPPORT claims, PubMedQA train conclusions, restatements flipped by the
@@ -85,6 +100,11 @@ class _Sentence:
         words = _outside_parentheses(_TOKEN.findall(text))
         negations = [i for i, w in enumerate(words) if w in _NEGATION or w.endswith("n't")]
         return cls(words, stem_words(words), negations)
+
+    def terms(self, j: int) -> set[str]:
+        """The stem of word j, and of its parts when hyphenated ("90-day" also matches "90 days")."""
+        parts = [p for p in self.words[j].split("-") if p] if "-" in self.words[j] else []
+        return {self.stems[j], *stem_words(parts)}
 
     @property
     def negated(self) -> bool:
@@ -170,23 +190,57 @@ def _compare(claim: _Sentence, sentence: _Sentence) -> int:
     return verdicts.pop() if len(verdicts) == 1 else 0
 
 
-def _object(s: _Sentence, i: int) -> set[str]:
-    """What the direction word at i says went up or down: the words after it ("reduced the risk of
-    stroke", "a reduction in stroke"), or before it when a form of "to be" (and an adverb) precedes it
-    ("stroke was significantly reduced"), up to a clause boundary."""
-    before = [w for w in s.words[max(i - 2, 0) : i] if not w.endswith("ly")]
-    passive = bool(before) and before[-1] in _BE
+def _predicative(s: _Sentence, i: int) -> bool:
+    """The word at i is said of its subject ("mortality was similar", "remained unchanged"), not an
+    attribute ("similar responses in brain reward circuitries": alike, not unchanged)."""
+    before = [w for w in s.words[max(i - 3, 0) : i] if not w.endswith("ly")]
+    return bool(before) and before[-1] in _BE | _REMAIN
+
+
+def _verbal(s: _Sentence, i: int, negation: int | None) -> bool:
+    """A no-change word said of its subject: "mortality was similar", "mortality did not differ" (not
+    "no difference in mortality")."""
+    start = negation if negation is not None else i
+    before = [w for w in s.words[max(start - 2, 0) : start] if not w.endswith("ly")]
+    return bool(before) and before[-1] in _BE | _REMAIN | _AUXILIARY
+
+
+def _said_of_a_relation(s: _Sentence, i: int) -> bool:
+    """ "The association between job strain and heart disease is similar in men and women": no change across
+    groups in a relation, not a finding that did not move."""
+    for j in range(i - 1, -1, -1):
+        if s.words[j] in _BOUNDARY:
+            return False
+        if s.stems[j] in _RELATION:
+            return True
+    return False
+
+
+def _object(s: _Sentence, i: int, subject_side: bool | None = None) -> set[str]:
+    """What the word at i says moved: the words after it ("reduced the risk of stroke", "a reduction in
+    stroke"), or before it when a form of "to be" (and an adverb) precedes it ("stroke was significantly
+    reduced") or `subject_side` says so, up to a clause boundary."""
+    if subject_side is None:
+        before = [w for w in s.words[max(i - 2, 0) : i] if not w.endswith("ly")]
+        after = next((w for w in s.words[i + 1 :] if not w.endswith("ly")), None)
+        passive = bool(before) and before[-1] in _BE
+        # "mortality decreased (significantly) in the treated group": what moved is the subject
+        intransitive = (s.words[i].endswith("ed") or s.words[i] in ("rose", "risen")) and (
+            after is None or after in _BOUNDARY or after in _PREPOSITIONS
+        )
+        subject_side = passive or intransitive
     indices = (
         range(i - 1, max(i - 1 - _SCOPE, -1), -1)
-        if passive
+        if subject_side
         else range(i + 1, min(i + 1 + _SCOPE, len(s.words)))
     )
     out: set[str] = set()
     for j in indices:
-        if s.words[j] in _BOUNDARY or (s.words[j] in _BE and not passive):
+        if s.words[j] in _BOUNDARY or (s.words[j] in _BE and not subject_side):
             break
-        if _is_content(s.words[j]) and s.words[j] not in _DIRECTION:
-            out.add(s.stems[j])
+        word = s.words[j]
+        if _is_content(word) and word not in _DIRECTION and j not in s.negations and not word.endswith("ly"):
+            out.update(s.terms(j))
     return out
 
 
@@ -195,22 +249,30 @@ State = tuple[int, bool]  # a direction word's sign, and whether a negation gove
 
 @dataclass(frozen=True)
 class _Move:
-    axis: str
+    axis: str | None  # None: no change, whatever the axis
     state: State
     moved: frozenset[str]  # content stems of what the direction word says moved
 
 
 def _moves(s: _Sentence) -> list[_Move] | None:
-    """The sentence's direction words, each with what it says moved; None when a negation of the sentence
-    governs no direction word ("It is not true that X reduced Y": the sentence is not read)."""
+    """The sentence's direction and no-change words, each with what it says moved; None when a negation of
+    the sentence governs none of them ("It is not true that X reduced Y": the sentence is not read)."""
     out, governing = [], set()
     for i, word in enumerate(s.words):
+        negation = s.negates(i)
+        if (word in _NULL and negation is None and _predicative(s, i)) or (
+            word in _NULL_NEGATED and negation is not None
+        ):
+            governing.update([negation] if negation is not None else [])
+            verbal = _verbal(s, i, negation)
+            if not (verbal and _said_of_a_relation(s, i)):
+                out.append(_Move(None, (0, False), frozenset(_object(s, i, subject_side=verbal))))
+            continue
         if word not in _DIRECTION or (word in _COMPARATIVE and "than" in s.words[i : i + 4]):
             continue
         if i + 1 < len(s.words) and s.words[i + 1] in _NOT_DIRECTION_BEFORE:
             continue
         axis, sign = _DIRECTION[word]
-        negation = s.negates(i)
         if negation is not None:
             governing.add(negation)
         out.append(_Move(axis, (sign, negation is not None), frozenset(_object(s, i))))
@@ -226,14 +288,21 @@ def _plain(moves: list[_Move]) -> list[_Move]:
     return [
         m
         for m in moves
-        if not any(o.axis == m.axis and _conflict(m.state, o.state) and m.moved & o.moved for o in moves)
+        if not any(_same_axis(o, m) and _conflict(m.state, o.state) and m.moved & o.moved for o in moves)
     ]
 
 
 def _conflict(claim: State, sentence: State) -> bool:
-    """ "reduced" vs "increased"; "reduced" vs "did not reduce". ("did not reduce" vs "increased": no.)"""
+    """ "reduced" vs "increased", "reduced" vs "did not differ" (sign 0), "reduced" vs "did not reduce".
+    ("did not reduce" vs "increased" or vs "similar": no.)"""
     (a, a_negated), (b, b_negated) = claim, sentence
-    return (a == -b and not a_negated and not b_negated) or (a == b and a_negated != b_negated)
+    if a_negated or b_negated:
+        return a == b != 0 and a_negated != b_negated
+    return a != b
+
+
+def _same_axis(a: _Move, b: _Move) -> bool:
+    return a.axis == b.axis or a.axis is None or b.axis is None
 
 
 def _direction(claim: list[_Move], sentence: _Sentence) -> list[int]:
@@ -243,7 +312,7 @@ def _direction(claim: list[_Move], sentence: _Sentence) -> list[int]:
     theirs = _moves(sentence)
     out = []
     for ours in claim:
-        same = [m for m in theirs or [] if m.axis == ours.axis and len(ours.moved & m.moved) >= SHARED]
+        same = [m for m in theirs or [] if _same_axis(m, ours) and len(ours.moved & m.moved) >= SHARED]
         if any(m.state == ours.state for m in same):
             out.append(1)
         else:

@@ -60,6 +60,22 @@ HBA1C = "Metformin reduced HbA1c levels in patients with type 2 diabetes by 1.2%
             "These changes were associated with a decrease (3.3 times) in the HIF-1alpha content of the tumours.",
             "opposite direction",
         ),
+        (  # an effect claimed where the study found none
+            "Hydrocortisone reduced 90-day mortality in septic shock.",
+            "Mortality at 90 days did not differ significantly between groups (27.9% vs 28.8%).",
+            "opposite direction",
+        ),
+        (
+            "Budesonide-formoterol increased adverse events compared with terbutaline.",
+            "In 1,200 adults with mild asthma, adverse events were similar with budesonide-formoterol and "
+            "terbutaline.",
+            "opposite direction",
+        ),
+        (  # what moved comes before an intransitive verb
+            "Serum ferritin decreased in the treated group.",
+            "Serum ferritin increased in the treated group over 12 weeks.",
+            "opposite direction",
+        ),
     ],
 )
 def test_a_reversed_claim_is_caught(claim: str, sentence: str, kind: str) -> None:
@@ -95,6 +111,22 @@ def test_a_reversed_claim_is_caught(claim: str, sentence: str, kind: str) -> Non
         ),
         # a claim that says both of the same thing is not read ("up- and down-regulated genes")
         ("We defined up- and down-regulated genes after infection.", ["Upregulated genes after infection."]),
+        # no change said of a relation across groups, or "similar" as "alike", is not a null finding
+        (
+            "Job strain increased the risk of incident coronary heart disease.",
+            [
+                "The association between job strain and incident coronary heart disease was similar in men and women."
+            ],
+        ),
+        (
+            "Obese individuals show attenuated reward responses.",
+            ["Obesity and addiction may arise from similar reward responses in the brain."],
+        ),
+        # "did not reduce" and "similar" agree
+        (
+            "Hydrocortisone did not reduce mortality at 90 days.",
+            ["Mortality at 90 days was similar in both arms."],
+        ),
         # "lower limb" is a place
         ("Higher limb pain was reported.", ["Lower limb pain was reported by 12 patients."]),
     ],
