@@ -159,9 +159,7 @@ def polish(
         )
         if same is not None:  # one of the two goes: the one that says more stays, where the first stood
             counts["repeats dropped"] += 1
-            if holds(sentence.text, kept[same].text) and len(_words(sentence.text)) > len(
-                _words(kept[same].text)
-            ):
+            if _says_more(sentence, kept[same]):
                 kept[same] = sentence
             continue
         kept.append(sentence)
@@ -173,6 +171,11 @@ def polish(
 
 def _repeats(a: AnswerSentence, b: AnswerSentence) -> bool:
     return holds(a.text, b.text) or holds(b.text, a.text)
+
+
+def _says_more(a: AnswerSentence, b: AnswerSentence) -> bool:
+    """`a` says all `b` says, and more."""
+    return holds(a.text, b.text) and len(_words(a.text)) > len(_words(b.text))
 
 
 _STATEMENT = re.compile(
