@@ -20,6 +20,7 @@ from biocite.errors import InputError
 from biocite.evaluator.runs import load_run
 from biocite.index.store import DocStore, read_manifest
 from biocite.records import Document
+from biocite.reversals import ReversalKind
 from biocite.support import EvidenceSentence, SupportModel, SupportVerdict, to_evaluator_label
 
 Fetch = Callable[[Sequence[str]], Mapping[str, Document]]
@@ -34,7 +35,8 @@ class SourceVerdict(BaseModel):
     evidence: list[EvidenceSentence]
     verbatim: bool = False  # the claim is one of the evidence's sentences word for word
     clause_quote: bool = False  # the claim is a clause that one evidence sentence asserts on its own
-    reversal: str | None = None  # the first evidence sentence reverses the claim: how (biocite.reversals)
+    # the first evidence sentence reverses the claim: how (biocite.reversals)
+    reversal: ReversalKind | None = None
 
 
 class CheckResult(BaseModel):
@@ -46,7 +48,7 @@ class CheckResult(BaseModel):
     evidence: list[EvidenceSentence]
     verbatim: bool = False
     clause_quote: bool = False
-    reversal: str | None = None
+    reversal: ReversalKind | None = None
     pmid: str | None = None
     sources: list[SourceVerdict] = Field(default_factory=list)
 
