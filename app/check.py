@@ -20,8 +20,7 @@ from biocite.errors import InputError
 from biocite.evaluator.runs import load_run
 from biocite.index.store import DocStore, read_manifest
 from biocite.records import Document
-from biocite.reversals import ReversalKind
-from biocite.support import EvidenceSentence, SupportModel, SupportVerdict, to_evaluator_label
+from biocite.support import EvidenceSentence, Misstatement, SupportModel, SupportVerdict, to_evaluator_label
 
 Fetch = Callable[[Sequence[str]], Mapping[str, Document]]
 MAX_CLAIM_CHARS = 2000
@@ -35,8 +34,8 @@ class SourceVerdict(BaseModel):
     evidence: list[EvidenceSentence]
     verbatim: bool = False  # the claim is one of the evidence's sentences word for word
     clause_quote: bool = False  # the claim is a clause that one evidence sentence asserts on its own
-    # the first evidence sentence reverses the claim: how (biocite.reversals)
-    reversal: ReversalKind | None = None
+    # the first evidence sentence says otherwise: how (biocite.support.misstatement)
+    reversal: Misstatement | None = None
 
 
 class CheckResult(BaseModel):
@@ -48,7 +47,7 @@ class CheckResult(BaseModel):
     evidence: list[EvidenceSentence]
     verbatim: bool = False
     clause_quote: bool = False
-    reversal: ReversalKind | None = None
+    reversal: Misstatement | None = None
     pmid: str | None = None
     sources: list[SourceVerdict] = Field(default_factory=list)
 
@@ -228,7 +227,7 @@ def audit_html(doc: dict[str, Any]) -> str:
                     "</span>"
                 )
                 if c.get("reversal"):
-                    parts.append(f"<em>the evidence says the opposite ({e(c['reversal'])})</em>")
+                    parts.append(f"<em>the evidence says otherwise ({e(c['reversal'])})</em>")
                 if c["evidence"]:
                     parts.append(f"<blockquote>{e(c['evidence'][0]['text'])}</blockquote>")
             parts.append("</p>")

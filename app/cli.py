@@ -595,7 +595,7 @@ def check_cmd(
         )
         console.print(f"  the claim is {what}: supported as quoted")
     if result.reversal:
-        console.print(f"  the first sentence below says the opposite ({result.reversal}): contradicted")
+        console.print(f"  the first sentence below says otherwise ({result.reversal}): contradicted")
     if not result.evidence:
         console.print(
             "  no sentence to judge: the text is empty or only metadata (registration, keywords, ...)"

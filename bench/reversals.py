@@ -1,12 +1,14 @@
-"""Claims that reverse their evidence (`biocite.reversals`, support rule 6): what the rule catches beyond the
-support model, and how often it fires on claims the evidence supports.
+"""Claims that reverse or misstate their evidence (support rules 6 and 7: `biocite.reversals`,
+`biocite.changed_numbers`): what the rules catch beyond the support model, and how often they fire on claims
+the evidence supports.
 
 Found asking `biocite check "Aspirin is superior to warfarin for stroke prevention ..." --pmid 17020434`:
-supports 0.67, against "warfarin is superior to aspirin in preventing strokes".
+supports 0.67, against "warfarin is superior to aspirin in preventing strokes"; and "reduced the rate of
+severe exacerbations by 46%" against "... by 64%": supports 0.79.
 
-1. False alarms (the rule alone, no model): the rule firing on pairs the evidence supports.
-   - Citation-Integrity SUPPORT claims against their cited abstract (TRAIN: where `SHARED` = 2 was chosen,
-     from 1/2/3; DEV: held out);
+1. False alarms (the rules alone, no model): each rule firing on pairs the evidence supports.
+   - Citation-Integrity SUPPORT claims against their cited abstract (TRAIN: where each rule's `SHARED` = 2
+     was chosen, from 1/2/3, and the number rule's `WINDOW` = 6, from 3/4/6/8; DEV: held out);
    - PubMedQA conclusions (first sentence of the long answer) against their own abstract without the
      conclusion, the questions of the shared split (`pubmedqa.split_questions`: TRAIN 300 / HELD-OUT 200).
 2. Reversed claims, the support model alone vs with the rule (the share judged NOT supports):
@@ -23,6 +25,9 @@ supports 0.67, against "warfarin is superior to aspirin in preventing strokes".
    - swapped comparisons: every corpus sentence "<X> is/was superior|inferior to|more effective than|better
      than <Y>" (the embedded corpus) with X and Y exchanged, against its abstract; and the unswapped
      sentences, which must stay supported.
+3. Changed numbers, the support model alone vs with the rules: the held-out PubMedQA conclusions and the
+   corpus restatements (those with a number) with one number changed by the support data's TRAIN template
+   (x2/3/5 + 1: where the number rule was tuned) and its HELD-OUT one (a random other value).
 
     python bench/reversals.py
 """
@@ -43,6 +48,7 @@ from unittest import mock  # noqa: E402
 
 from biocite import pubmedqa  # noqa: E402
 from biocite import reversals as rules  # noqa: E402
+from biocite.changed_numbers import changed_number  # noqa: E402
 from biocite.sentences import split_text  # noqa: E402
 from biocite.support import SupportModel  # noqa: E402
 from biocite.support_data import CORPUS_FILE, TEMPLATES, citint_claims, load_abstracts  # noqa: E402
@@ -136,9 +142,13 @@ def overstated_rows() -> Rows:
     return rows
 
 
-def fires(rows: Rows) -> str:
-    n = sum(rules.reversal(c, s) is not None for c, s in rows)
+def fires(rows: Rows, rule: Callable[..., object] = rules.reversal) -> str:
+    n = sum(rule(c, s) is not None for c, s in rows)
     return f"{n}/{len(rows)} = {n / max(len(rows), 1):.3f}"
+
+
+def both_fire(rows: Rows) -> str:
+    return f"reversal {fires(rows)}, number {fires(rows, changed_number)}"
 
 
 def perturbed(rows: Rows, kind: str, template: str) -> Rows:
@@ -153,21 +163,26 @@ def perturbed(rows: Rows, kind: str, template: str) -> Rows:
 
 
 def not_supports(model: SupportModel, rows: Rows, rule: bool) -> str:
-    """Share of rows judged NOT supports, with the reversal rule or without it (the model alone)."""
+    """Share of rows judged NOT supports, with the rules or without them (the model alone)."""
     off: Callable[..., None] = lambda *_: None  # noqa: E731
-    with mock.patch("biocite.support.reversal", rules.reversal if rule else off):
+    with (
+        mock.patch("biocite.support.reversal", rules.reversal if rule else off),
+        mock.patch("biocite.support.changed_number", changed_number if rule else off),
+    ):
         labels = [model.check_sentences(c, s)[0].label for c, s in rows]
     n = sum(lab != "supports" for lab in labels)
     return f"{n}/{len(rows)} = {n / max(len(rows), 1):.3f}"
 
 
 def main() -> None:
-    print("1. the rule firing on supported pairs (false alarms)")
+    print("1. the rules firing on supported pairs (false alarms)")
     for split in ("train", "dev"):
-        print(f"   Citation-Integrity {split} SUPPORT claims: {fires(citint_rows(split, 'supports'))}")
+        print(f"   Citation-Integrity {split} SUPPORT claims: {both_fire(citint_rows(split, 'supports'))}")
     for side in ("train", "held_out"):
-        print(f"   PubMedQA {side} conclusions vs their own abstract: {fires(pubmedqa_rows(side))}")
-    print(f"   (fires on Citation-Integrity dev REFUTE claims: {fires(citint_rows('dev', 'contradicts'))})")
+        print(f"   PubMedQA {side} conclusions vs their own abstract: {both_fire(pubmedqa_rows(side))}")
+    print(
+        f"   (fire on Citation-Integrity dev REFUTE claims: {both_fire(citint_rows('dev', 'contradicts'))})"
+    )
     model = SupportModel.load()
     held = pubmedqa_rows("held_out")
     swapped, original = comparison_rows()
@@ -204,6 +219,19 @@ def main() -> None:
         f"   the same comparisons as written (must stay supported; NOT supports): "
         f"{not_supports(model, original, False)} -> {not_supports(model, original, True)}"
     )
+    print("3. changed numbers judged NOT supports: support model alone -> with the rules")
+    counted = [r for r in restated if re.search(r"\d", r[0])]
+    for name, rows in (
+        ("held-out conclusions, TRAIN template (x2/3/5 + 1)", perturbed(held, "number", "scale")),
+        ("held-out conclusions, HELD-OUT template (another value)", perturbed(held, "number", "replace")),
+        ("corpus sentences vs their abstract, TRAIN template", perturbed(counted, "number", "scale")[:200]),
+        (
+            "corpus sentences vs their abstract, HELD-OUT template",
+            perturbed(counted, "number", "replace")[:200],
+        ),
+    ):
+        print(f"   {name}: {not_supports(model, rows, False)} -> {not_supports(model, rows, True)}")
+        print(f"      the number rule fires on {fires(rows, changed_number)}")
 
 
 if __name__ == "__main__":

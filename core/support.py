@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
+from biocite.changed_numbers import changed_number
 from biocite.embedder import Embedder, resolve_device
 from biocite.errors import InputError, ModelError
 from biocite.files import atomic_write_json
@@ -69,12 +70,27 @@ ARTIFACT_VERSION = 4  # 2: learned evidence ranker; 3: no claim cue features in 
 # keywords, funding, copyright: `biocite.sentences.is_metadata`) is not evidence, and a passage with nothing
 # else is not relevant; 5 a section label written into a sentence's text ("CONCLUSIONS: ") is not part of
 # the verbatim comparison; 6 a claim that one sentence reverses (a swapped comparison, the opposite
-# direction: `biocite.reversals`) and none restates is contradicted. Part of the model's name, so cached
+# direction: `biocite.reversals`) and none restates is contradicted; 7 so is a claim's number that one sentence
+# states otherwise for the same quantity and none states (`biocite.changed_numbers`). Part of the model's name, so cached
 # judgements (evaluator/judges.py) are not reused across a change of how verdicts are made.
-RULES_VERSION = 6
+RULES_VERSION = 7
 # inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
 # C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
 AGGREGATOR_C = 1.0
+
+
+# how a sentence of the evidence contradicts a claim by rule (`misstatement`)
+Misstatement = ReversalKind | Literal["different number"]
+
+
+def misstatement(claim: str, sentences: Sequence[str]) -> tuple[int, Misstatement] | None:
+    """The sentence that contradicts the claim by rule, and how: a reversal (`biocite.reversals`), else a
+    number stated otherwise (`biocite.changed_numbers`)."""
+    found = reversal(claim, sentences)
+    if found:
+        return found.index, found.kind
+    changed = changed_number(claim, sentences)
+    return (changed.index, "different number") if changed else None
 
 
 class EvidenceSentence(BaseModel):
@@ -94,8 +110,8 @@ class SupportVerdict(BaseModel):
     verbatim: bool = False
     # the claim is a clause that one sentence asserts on its own (`clause_quote_index`): supported too
     clause_quote: bool = False
-    # the first evidence sentence reverses the claim (`biocite.reversals`): contradicted, probs 0 / 1 / 0 / 0
-    reversal: ReversalKind | None = None
+    # the first evidence sentence says otherwise (`misstatement`): contradicted, probs 0 / 1 / 0 / 0
+    reversal: Misstatement | None = None
 
 
 # --- text helpers ---------------------------------------------------------------------------------------
@@ -539,8 +555,8 @@ class SupportModel:
         copy = verbatim_index(claim, sents)
         clause = clause_quote_index(claim, sents) if copy is None else None
         quoted = copy if copy is not None else clause  # the sentence the claim is quoted from
-        reversed_by = reversal(claim, sents) if quoted is None else None
-        first = quoted if quoted is not None else (reversed_by.index if reversed_by else None)
+        misstated = misstatement(claim, sents) if quoted is None else None
+        first = quoted if quoted is not None else (misstated[0] if misstated else None)
         if first is not None:
             final = np.eye(len(LABELS))[LABELS.index("supports" if quoted is not None else "contradicts")]
             order = np.array([first, *[i for i in order.tolist() if i != first]])
@@ -561,7 +577,7 @@ class SupportModel:
             evidence=sentences,
             verbatim=copy is not None,
             clause_quote=clause is not None,
-            reversal=reversed_by.kind if reversed_by else None,
+            reversal=misstated[1] if misstated else None,
         )
 
 

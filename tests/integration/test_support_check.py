@@ -152,7 +152,7 @@ def test_run_audit_writes_json_and_html(setup, tmp_path) -> None:
     reversed_cite = doc["topics"][0]["sentences"][2]["citations"][0]  # the finding said the other way round
     assert reversed_cite["label"] == "Contradicts" and reversed_cite["reversal"] == "opposite direction"
     page = (tmp_path / "out" / "check.html").read_text()
-    assert "PMID 1001" in page and "the evidence says the opposite (opposite direction)" in page
+    assert "PMID 1001" in page and "the evidence says otherwise (opposite direction)" in page
     path.write_text("{not a run")
     bad = biocite(settings, "check", "--run", str(path))
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
@@ -321,6 +321,26 @@ def test_a_claim_that_swaps_the_sides_of_a_comparison_is_contradicted(setup) -> 
     assert doc["label"] == "contradicts" and doc["reversal"] == "swapped comparison"
     assert doc["evidence"][0]["text"].startswith("Overall, in high-risk patients, warfarin is superior")
     shown = biocite(settings, "check", swapped, "--text", text)
-    assert "says the opposite (swapped comparison): contradicted" in shown.stdout
+    assert "says otherwise (swapped comparison): contradicted" in shown.stdout
     same = "Warfarin is superior to aspirin for preventing strokes in atrial fibrillation."
     assert json.loads(biocite(settings, "check", same, "--text", text, "--json").stdout)["reversal"] is None
+
+
+def test_a_claim_that_misstates_a_number_is_contradicted(setup) -> None:
+    """The cross-encoder said supports (0.79) to "reduced ... by 46%" against "reduced ... by 64%": the
+    number is the rule's to read (biocite.changed_numbers)."""
+    settings, _ = setup
+    text = (
+        "We randomized 3849 patients with mild asthma. As-needed budesonide-formoterol reduced the annualized "
+        "rate of severe exacerbations by 64% compared with terbutaline (rate ratio 0.36)."
+    )
+    misstated = "As-needed budesonide-formoterol reduced the rate of severe exacerbations by 46% compared with terbutaline."
+    doc = json.loads(biocite(settings, "check", misstated, "--text", text, "--json").stdout)
+    assert doc["label"] == "contradicts" and doc["reversal"] == "different number"
+    assert doc["evidence"][0]["text"].startswith(
+        "As-needed budesonide-formoterol reduced the annualized rate"
+    )
+    shown = biocite(settings, "check", misstated, "--text", text)
+    assert "says otherwise (different number): contradicted" in shown.stdout
+    stated = misstated.replace("46%", "64%")
+    assert json.loads(biocite(settings, "check", stated, "--text", text, "--json").stdout)["reversal"] is None
