@@ -70,9 +70,9 @@ ARTIFACT_VERSION = 4  # 2: learned evidence ranker; 3: no claim cue features in 
 # keywords, funding, copyright: `biocite.sentences.is_metadata`) is not evidence, and a passage with nothing
 # else is not relevant; 5 a section label written into a sentence's text ("CONCLUSIONS: ") is not part of
 # the verbatim comparison; 6 a claim that one sentence reverses (a swapped comparison, the opposite
-# direction: `biocite.reversals`) and none restates is contradicted; 7 so is a claim's number that one sentence
-# states otherwise for the same quantity and none states (`biocite.changed_numbers`). Part of the model's name, so cached
-# judgements (evaluator/judges.py) are not reused across a change of how verdicts are made.
+# direction: `biocite.reversals`) and none restates is contradicted; 7 so is a claim's number that one
+# sentence states otherwise for the same quantity and none states (`biocite.changed_numbers`). Part of the
+# model's name, so cached judgements (evaluator/judges.py) are not reused across a change of how verdicts are made.
 RULES_VERSION = 7
 # inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
 # C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
