@@ -6,13 +6,15 @@ terbutaline": the fine-tuned cross-encoder reads the words around a number, hard
 
 A claim's number is *changed* when one evidence sentence states the same quantity with another value and no
 sentence of the passage states the claim's value. The same quantity: the same unit ("%", "mg", "days", none)
-and at least SHARED content words in common among the WINDOW words on either side of the number, in its
-clause. Values agree when one rounds to the other ("46%" and "45.8%"), or as a share ("0.46" and "46%").
+and at least SHARED content words in common among the WINDOW tokens on either side of the number, in its
+clause. Values agree within one unit of the coarser precision ("46%" and "45.8%"), or as a share and a
+percentage ("0.46" and "46%").
 
-Conservative on purpose: p-values, confidence levels ("95% CI"), years, numbers inside names ("IL-6",
-"COVID-19", "type 2") and counts of the claim's own other numbers are not read; a passage that states the
-claim's value anywhere, in any sentence, leaves the judgement to the model. Its two numbers were chosen on
-TRAIN data; it is measured in `bench/reversals.py`.
+Conservative on purpose: p-values, confidence levels ("95% CI"), bounds and estimates ("up to 40%", "about
+50%"), range ends ("4.8% to 34.6%"), years, numbers inside names ("IL-6", "COVID-19") and reference markers
+("(10)") are not read as the claim's values or as the sentence's; a passage that states the claim's value
+anywhere, in any sentence and in any role, and a sentence value the claim also states, leave the judgement
+to the model. Its two numbers were chosen on TRAIN data; it is measured in `bench/reversals.py`.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class _Number:
     decimals: int
     unit: str | None  # "%", a unit or counted word ("mg", "days", "patients"), None for a bare number
     context: frozenset[str]  # content stems of the words around it, in its clause
+    read: bool  # a value of a finding (not a statistic, a bound, a range end, a year)
 
 
 def _is_number(token: str) -> bool:
@@ -69,17 +72,18 @@ def _numbers(text: str) -> list[_Number]:
     stems = stem_words(tokens)
     out = []
     for i, token in enumerate(tokens):
-        if not _is_number(token) or _not_a_value(tokens, i):
+        if not _is_number(token):
             continue
         value = float(token.replace(",", ""))
         after = tokens[i + 1] if i + 1 < len(tokens) else ""
         unit = (
             "%" if after in _PERCENT else stems[i + 1] if after.isalpha() and after not in STOPWORDS else None
         )
-        if value.is_integer() and 1900 <= value <= 2030:
-            continue  # a year (or as good as one: "COVID-19" is "coronavirus disease 2019")
+        # a year (or as good as one: "COVID-19" is "coronavirus disease 2019") is no finding's value
+        year = value.is_integer() and 1900 <= value <= 2030
         decimals = len(token.split(".")[1]) if "." in token else 0
-        out.append(_Number(value, decimals, unit, _context(tokens, stems, i) - {unit}))
+        read = not year and not _not_a_value(tokens, i)
+        out.append(_Number(value, decimals, unit, _context(tokens, stems, i) - {unit}, read))
     return out
 
 
@@ -130,7 +134,7 @@ def _agree(a: _Number, b: _Number) -> bool:
     as a share and a percentage."""
     if abs(a.value - b.value) < 10 ** -min(a.decimals, b.decimals):
         return True
-    return a.value == round(b.value * 100, max(a.decimals, 0)) or b.value == round(a.value * 100, b.decimals)
+    return a.value == round(b.value * 100, a.decimals) or b.value == round(a.value * 100, b.decimals)
 
 
 @dataclass(frozen=True)
@@ -144,17 +148,18 @@ def changed_number(claim: str, sentences: Sequence[str]) -> NumberChange | None:
     """The first sentence that states one of the claim's quantities with another value, when no sentence
     of the passage states the claim's value and the claim does not state the sentence's."""
     ours = _numbers(claim)
-    if not ours:
+    if not any(n.read for n in ours):
         return None
     theirs = [_numbers(s) for s in sentences]
     stated = [n for group in theirs for n in group]
-    for number in ours:
+    for number in (n for n in ours if n.read):
         if any(_agree(number, n) for n in stated):
             continue
         for index, group in enumerate(theirs):
             for n in group:
                 if (
-                    n.unit == number.unit
+                    n.read
+                    and n.unit == number.unit
                     and len(n.context & number.context) >= SHARED
                     and not any(_agree(n, other) for other in ours)
                 ):
