@@ -148,11 +148,12 @@ def changed_number(claim: str, sentences: Sequence[str]) -> NumberChange | None:
     """The first sentence that states one of the claim's quantities with another value, when no sentence
     of the passage states the claim's value and the claim does not state the sentence's."""
     ours = _numbers(claim)
-    if not any(n.read for n in ours):
+    claimed = [n for n in ours if n.read]
+    if not claimed:
         return None
     theirs = [_numbers(s) for s in sentences]
     stated = [n for group in theirs for n in group]
-    for number in (n for n in ours if n.read):
+    for number in claimed:
         if any(_agree(number, n) for n in stated):
             continue
         for index, group in enumerate(theirs):

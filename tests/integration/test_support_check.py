@@ -335,7 +335,9 @@ def test_a_claim_that_misstates_a_number_is_contradicted(setup) -> None:
         "rate of severe exacerbations by 64% compared with terbutaline (rate ratio 0.36)."
     )
     misstated = "As-needed budesonide-formoterol reduced the rate of severe exacerbations by 46% compared with terbutaline."
-    doc = json.loads(biocite(settings, "check", misstated, "--text", text, "--json").stdout)
+    done = biocite(settings, "check", misstated, "--text", text, "--json")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    doc = json.loads(done.stdout)
     assert doc["label"] == "contradicts" and doc["reversal"] == "different number"
     assert doc["evidence"][0]["text"].startswith(
         "As-needed budesonide-formoterol reduced the annualized rate"
