@@ -36,6 +36,8 @@ class SourceVerdict(BaseModel):
     clause_quote: bool = False  # the claim is a clause that one evidence sentence asserts on its own
     # the first evidence sentence says otherwise: how (biocite.support.misstatement)
     reversal: Misstatement | None = None
+    # the evidence is about another population: "adults, not children" (biocite.populations)
+    other_population: str | None = None
 
 
 class CheckResult(BaseModel):
@@ -48,6 +50,7 @@ class CheckResult(BaseModel):
     verbatim: bool = False
     clause_quote: bool = False
     reversal: Misstatement | None = None
+    other_population: str | None = None
     pmid: str | None = None
     sources: list[SourceVerdict] = Field(default_factory=list)
 
@@ -70,14 +73,15 @@ def _result(claim: str, verdicts: list[SourceVerdict]) -> CheckResult:
     best = max(verdicts, key=lambda v: v.probs["supports"])
     return CheckResult(
         claim=claim, label=best.label, probs=best.probs, evidence=best.evidence, verbatim=best.verbatim,
-        clause_quote=best.clause_quote, reversal=best.reversal, pmid=best.pmid, sources=verdicts,
+        clause_quote=best.clause_quote, reversal=best.reversal, other_population=best.other_population,
+        pmid=best.pmid, sources=verdicts,
     )  # fmt: skip
 
 
 def _source(v: SupportVerdict, pmid: str | None) -> SourceVerdict:
     return SourceVerdict(
         pmid=pmid, label=v.label, probs=v.probs, evidence=v.evidence, verbatim=v.verbatim,
-        clause_quote=v.clause_quote, reversal=v.reversal,
+        clause_quote=v.clause_quote, reversal=v.reversal, other_population=v.other_population,
     )  # fmt: skip
 
 
@@ -188,7 +192,8 @@ def audit_run(model: SupportModel, path: Path, fetch: Fetch) -> dict[str, Any]:
                 cites.append(
                     {"pmid": c.pmid, "label": label, "probs": v.probs if v else None,
                      "evidence": [e.model_dump() for e in v.evidence] if v else [],
-                     "reversal": v.reversal if v else None}
+                     "reversal": v.reversal if v else None,
+                     "other_population": v.other_population if v else None}
                 )  # fmt: skip
             sentences.append({"text": sentence.text, "citations": cites})
         topics.append({"topic_id": entry.topic_id, "question": entry.question, "sentences": sentences})
@@ -228,6 +233,8 @@ def audit_html(doc: dict[str, Any]) -> str:
                 )
                 if c.get("reversal"):
                     parts.append(f"<em>the evidence says otherwise ({e(c['reversal'])})</em>")
+                if c.get("other_population"):
+                    parts.append(f"<em>the evidence is about {e(c['other_population'])}</em>")
                 if c["evidence"]:
                     parts.append(f"<blockquote>{e(c['evidence'][0]['text'])}</blockquote>")
             parts.append("</p>")

@@ -596,6 +596,11 @@ def check_cmd(
         console.print(f"  the claim is {what}: supported as quoted")
     if result.reversal:
         console.print(f"  the first sentence below says otherwise ({result.reversal}): contradicted")
+    if result.other_population:
+        console.print(
+            f"  the evidence is about {result.other_population} (first sentence below): neutral, it does not"
+            " speak to the claim's population"
+        )
     if not result.evidence:
         console.print(
             "  no sentence to judge: the text is empty or only metadata (registration, keywords, ...)"

@@ -33,6 +33,7 @@ from biocite.errors import InputError, ModelError
 from biocite.files import atomic_write_json
 from biocite.heads import META_FILE, PairClassifier, macro_report
 from biocite.models import model_path
+from biocite.populations import other_population
 from biocite.records import (
     Document,
     Span,  # exact offsets into the evidence text given to check(): text[start:end]
@@ -71,9 +72,11 @@ ARTIFACT_VERSION = 4  # 2: learned evidence ranker; 3: no claim cue features in 
 # else is not relevant; 5 a section label written into a sentence's text ("CONCLUSIONS: ") is not part of
 # the verbatim comparison; 6 a claim that one sentence reverses (a swapped comparison, the opposite
 # direction: `biocite.reversals`) and none restates is contradicted; 7 so is a claim's number that one
-# sentence states otherwise for the same quantity and none states (`biocite.changed_numbers`). Part of the
-# model's name, so cached judgements (evaluator/judges.py) are not reused across a change of how verdicts are made.
-RULES_VERSION = 7
+# sentence states otherwise for the same quantity and none states (`biocite.changed_numbers`); 8 a claim about
+# one population (children, women, people) against a passage about the opposite one only (adults, men,
+# animals) is neutral (`biocite.populations`). Part of the model's name, so cached judgements
+# (evaluator/judges.py) are not reused across a change of how verdicts are made.
+RULES_VERSION = 8
 # inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
 # C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
 AGGREGATOR_C = 1.0
@@ -112,6 +115,9 @@ class SupportVerdict(BaseModel):
     clause_quote: bool = False
     # the first evidence sentence says otherwise (`misstatement`): contradicted, probs 0 / 1 / 0 / 0
     reversal: Misstatement | None = None
+    # the evidence is about another population than the claim ("adults, not children";
+    # `biocite.populations`): neutral, probs 0 / 0 / 1 / 0
+    other_population: str | None = None
 
 
 # --- text helpers ---------------------------------------------------------------------------------------
@@ -556,9 +562,16 @@ class SupportModel:
         clause = clause_quote_index(claim, sents) if copy is None else None
         quoted = copy if copy is not None else clause  # the sentence the claim is quoted from
         misstated = misstatement(claim, sents) if quoted is None else None
-        first = quoted if quoted is not None else (misstated[0] if misstated else None)
-        if first is not None:
-            final = np.eye(len(LABELS))[LABELS.index("supports" if quoted is not None else "contradicts")]
+        population = other_population(claim, sents) if quoted is None and not misstated else None
+        ruled: tuple[int, SupportLabel] | None = (
+            (quoted, "supports") if quoted is not None
+            else (misstated[0], "contradicts") if misstated
+            else (population.index, "neutral") if population
+            else None
+        )  # fmt: skip
+        if ruled is not None:
+            first = ruled[0]
+            final = np.eye(len(LABELS))[LABELS.index(ruled[1])]
             order = np.array([first, *[i for i in order.tolist() if i != first]])
         label = LABELS[int(np.argmax(final))]
         sentences = [
@@ -578,6 +591,7 @@ class SupportModel:
             verbatim=copy is not None,
             clause_quote=clause is not None,
             reversal=misstated[1] if misstated else None,
+            other_population=population.described if population else None,
         )
 
 

@@ -346,3 +346,27 @@ def test_a_claim_that_misstates_a_number_is_contradicted(setup) -> None:
     assert "says otherwise (different number): contradicted" in shown.stdout
     stated = misstated.replace("46%", "64%")
     assert json.loads(biocite(settings, "check", stated, "--text", text, "--json").stdout)["reversal"] is None
+
+
+def test_a_claim_about_another_population_is_neutral(setup) -> None:
+    """The cross-encoder said supports (0.94) to "In children ..." against a trial of adults: in whom is the
+    rule's to read (biocite.populations)."""
+    settings, _ = setup
+    text = (
+        "We randomized 1,203 adults aged 40 to 75 years with type 2 diabetes to metformin or placebo. "
+        "Metformin reduced HbA1c by 0.8% compared with placebo."
+    )
+    claim = "In children with type 2 diabetes, metformin reduced HbA1c compared with placebo."
+    done = biocite(settings, "check", claim, "--text", text, "--json")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["label"] == "neutral" and doc["other_population"] == "adults, not children"
+    assert doc["reversal"] is None and doc["evidence"][0]["text"].startswith("We randomized 1,203 adults")
+    shown = biocite(settings, "check", claim, "--text", text)
+    assert shown.returncode == 0
+    assert "the evidence is about adults, not children" in shown.stdout
+    same = claim.replace("children", "adults")
+    assert (
+        json.loads(biocite(settings, "check", same, "--text", text, "--json").stdout)["other_population"]
+        is None
+    )
