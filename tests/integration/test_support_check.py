@@ -306,6 +306,13 @@ def test_an_abstracts_metadata_is_not_evidence(setup) -> None:
     assert "no sentence to judge" in readable.stdout
 
 
+def check_json(settings: Settings, claim: str, text: str) -> dict:
+    """`biocite check CLAIM --text TEXT --json`: exit 0, no traceback; the verdict."""
+    done = biocite(settings, "check", claim, "--text", text, "--json")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    return json.loads(done.stdout)
+
+
 def test_a_claim_that_swaps_the_sides_of_a_comparison_is_contradicted(setup) -> None:
     """The cross-encoder read "aspirin is superior to warfarin" as supported by "warfarin is superior to
     aspirin" (0.93): word order is the rule's to read (biocite.reversals)."""
@@ -315,15 +322,13 @@ def test_a_claim_that_swaps_the_sides_of_a_comparison_is_contradicted(setup) -> 
         "warfarin is superior to aspirin in preventing strokes, with a relative risk reduction of 36%."
     )
     swapped = "Aspirin is superior to warfarin for preventing strokes in atrial fibrillation."
-    done = biocite(settings, "check", swapped, "--text", text, "--json")
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(done.stdout)
+    doc = check_json(settings, swapped, text)
     assert doc["label"] == "contradicts" and doc["reversal"] == "swapped comparison"
     assert doc["evidence"][0]["text"].startswith("Overall, in high-risk patients, warfarin is superior")
     shown = biocite(settings, "check", swapped, "--text", text)
     assert "says otherwise (swapped comparison): contradicted" in shown.stdout
     same = "Warfarin is superior to aspirin for preventing strokes in atrial fibrillation."
-    assert json.loads(biocite(settings, "check", same, "--text", text, "--json").stdout)["reversal"] is None
+    assert check_json(settings, same, text)["reversal"] is None
 
 
 def test_a_claim_that_misstates_a_number_is_contradicted(setup) -> None:
@@ -335,9 +340,7 @@ def test_a_claim_that_misstates_a_number_is_contradicted(setup) -> None:
         "rate of severe exacerbations by 64% compared with terbutaline (rate ratio 0.36)."
     )
     misstated = "As-needed budesonide-formoterol reduced the rate of severe exacerbations by 46% compared with terbutaline."
-    done = biocite(settings, "check", misstated, "--text", text, "--json")
-    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    doc = json.loads(done.stdout)
+    doc = check_json(settings, misstated, text)
     assert doc["label"] == "contradicts" and doc["reversal"] == "different number"
     assert doc["evidence"][0]["text"].startswith(
         "As-needed budesonide-formoterol reduced the annualized rate"
@@ -345,7 +348,7 @@ def test_a_claim_that_misstates_a_number_is_contradicted(setup) -> None:
     shown = biocite(settings, "check", misstated, "--text", text)
     assert "says otherwise (different number): contradicted" in shown.stdout
     stated = misstated.replace("46%", "64%")
-    assert json.loads(biocite(settings, "check", stated, "--text", text, "--json").stdout)["reversal"] is None
+    assert check_json(settings, stated, text)["reversal"] is None
 
 
 def test_a_claim_about_another_population_is_neutral(setup) -> None:
@@ -357,16 +360,11 @@ def test_a_claim_about_another_population_is_neutral(setup) -> None:
         "Metformin reduced HbA1c by 0.8% compared with placebo."
     )
     claim = "In children with type 2 diabetes, metformin reduced HbA1c compared with placebo."
-    done = biocite(settings, "check", claim, "--text", text, "--json")
-    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    doc = json.loads(done.stdout)
+    doc = check_json(settings, claim, text)
     assert doc["label"] == "neutral" and doc["other_population"] == "adults, not children"
     assert doc["reversal"] is None and doc["evidence"][0]["text"].startswith("We randomized 1,203 adults")
     shown = biocite(settings, "check", claim, "--text", text)
     assert shown.returncode == 0
     assert "the evidence is about adults, not children" in shown.stdout
     same = claim.replace("children", "adults")
-    assert (
-        json.loads(biocite(settings, "check", same, "--text", text, "--json").stdout)["other_population"]
-        is None
-    )
+    assert check_json(settings, same, text)["other_population"] is None
