@@ -73,3 +73,8 @@ def test_a_mixed_sex_population_reported_as_shares_is_not_one_sex() -> None:
         passage = [f"The mean age was 58.9 years, and {said}.", "Statins lowered mortality."]
         assert other_population("Statins lowered mortality in women.", passage) is None
     assert other_population("Statins lowered mortality in women.", MEN_COHORT) is not None
+
+
+def test_a_possessive_names_its_group() -> None:
+    assert other_population("Metformin improved children's glycaemic control.", ADULT_TRIAL) is not None
+    assert other_population("Metformin improved children’s glycaemic control.", ADULT_TRIAL) is not None
