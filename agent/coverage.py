@@ -72,6 +72,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
+from biocite.populations import mentions_animals, studied_in_animals
 from biocite.records import Document, Evidence
 from biocite.tokenize import STOPWORDS, compound_parts, tokenize
 
@@ -670,3 +671,15 @@ def asked_subject(question: str) -> str | None:
 def asked_setting(question: str) -> str | None:
     """The question's population or condition as written (the first chunk after "in" or "among")."""
     return next((" ".join(chunk) for chunk, role in _chunks(question) if role == "setting"), None)
+
+
+ANIMALS_ONLY = "every cited study is in animals: none of them is in people"
+
+
+def evidence_caveats(question: str, cited: list[Document]) -> list[str]:
+    """What a reader must know about the cited abstracts as a whole: that all of them are animal studies,
+    unless the question asks about animals ("Does edaravone protect the ovaries of rats ...?")."""
+    if cited and not mentions_animals(question):
+        if all(studied_in_animals(f"{d.title} {d.abstract}", d.mesh) for d in cited):
+            return [ANIMALS_ONLY]
+    return []

@@ -42,6 +42,7 @@ from biocite.agent.coverage import (
     DocumentTerms,
     coverage,
     covers,
+    evidence_caveats,
     key_concepts,
     never_indexed,
     outcome_parts,
@@ -648,7 +649,11 @@ class Agent:
                 notes=notes,
             ),
         )
-        answer.references = self._references(answer, hits)
+        docs, _ = self._documents([h for h in hits if h.pmid in answer.cited_pmids])
+        answer.references = self._references(answer, docs)
+        answer.caveats = evidence_caveats(
+            state.get("standalone", state["question"]), [docs[p] for p in answer.cited_pmids if p in docs]
+        )
         turn = Turn(
             question=state["question"],
             standalone=state.get("standalone", state["question"]),
@@ -915,12 +920,10 @@ class Agent:
         pmids = list(dict.fromkeys(candidates[i].pmid for i in order))
         return pmids[: self.config.recite_candidates]
 
-    def _references(self, answer: Answer, hits: list[SearchHit]) -> list[Reference]:
-        pmids = answer.cited_pmids
-        docs, _ = self._documents([h for h in hits if h.pmid in pmids])
+    def _references(self, answer: Answer, docs: dict[str, Document]) -> list[Reference]:
         return [
             Reference(pmid=p, title=docs[p].title, year=docs[p].year, journal=docs[p].journal)
-            for p in pmids
+            for p in answer.cited_pmids
             if p in docs
         ]
 

@@ -75,6 +75,8 @@ def render_answer(console: Console, answer: Answer, *, show_trace: bool = False)
         console.print(f"[bold]{escape(line)}[/bold]")
     for reading in answer.readings:  # a question word read otherwise changes what was answered: always said
         console.print(f"[dim]{escape(reading)}[/dim]")
+    for caveat in answer.caveats:  # e.g. only animal studies are cited: said before any sentence
+        console.print(f"[yellow]Caveat: {escape(caveat)}.[/yellow]")
     if answer.abstained:
         console.print(f"[yellow]No answer.[/yellow] {escape(answer.abstain_reason or '')}")
     else:

@@ -56,6 +56,7 @@ from biocite.agent.graph import Agent  # noqa: E402
 from biocite.agent.synthesis import audit  # noqa: E402
 from biocite.heads import top_label_calibration_error  # noqa: E402
 from biocite.index.hybrid import open_retriever  # noqa: E402
+from biocite.populations import studied_in_animals  # noqa: E402
 from biocite.pubmedqa import load_questions, long_answers, read_items, split_questions  # noqa: E402
 from biocite.records import Answer  # noqa: E402
 from biocite.sentences import section_label  # noqa: E402
@@ -69,6 +70,11 @@ DEMO = "Does as-needed budesonide-formoterol reduce severe exacerbations in mild
 _STATISTIC = re.compile(
     r"\bp\s*[<=>≤≥]\s*0?\.\d|\b95\s*%|\bCI\b|\b(?:a?OR|RR|a?HR)\b|odds ratio|hazard ratio|\d\s*%", re.I
 )
+
+
+def animal_source(agent: Agent, pmid: str) -> bool:
+    doc = agent.retriever.documents.get(pmid)
+    return doc is not None and studied_in_animals(f"{doc.title} {doc.abstract}", doc.mesh)
 
 
 def unanswerable(agent: Agent) -> list[tuple[str, str]]:
@@ -205,6 +211,10 @@ def evaluate(
         "first_evidence_in_results_or_conclusions": round(sum(r for _, r in parts) / max(len(parts), 1), 3),
         "median_seconds": round(statistics.median(s for _, _, s in results), 2),
         **verdict_calibration(answers, golds),
+        # answers saying every cited study is in animals, beside the questions whose source abstract is one
+        # (NLM's MeSH check tags: Animals, not Humans)
+        "caveat_animals_only": sum(bool(a.caveats) for a in answers if not a.abstained),
+        "source_abstract_in_animals": sum(animal_source(agent, p) for p, _, _ in results),
     }
     if mode == "extractive":
         figures |= source_quotes(results, conclusions)

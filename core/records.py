@@ -198,6 +198,8 @@ class Answer(BaseModel):
     not_covered: list[str] = Field(default_factory=list)  # key concepts of the question in no evidence
     # how question words no indexed abstract has were read ("read 'cirrotics' as 'cirrhotics': ...")
     readings: list[str] = Field(default_factory=list)
+    # what a reader must know about the cited evidence as a whole ("every cited study is in animals ...")
+    caveats: list[str] = Field(default_factory=list)
     trace: Trace = Field(default_factory=Trace)
 
     @property

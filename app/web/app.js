@@ -346,18 +346,21 @@
     loadDocuments([...turn.numbers.keys()]);
   }
 
-  // Issue 12: the verdict of a yes/no question and the key concepts no evidence mentions.
+  // Issue 12: the verdict of a yes/no question, the key concepts no evidence mentions, and caveats about the
+  // cited evidence as a whole (only animal studies).
   // A question word no indexed abstract has, read as the evidence writes it, is said beside them.
   function renderBottomLine(answer) {
     const notCovered = answer.not_covered || [];
     const readings = answer.readings || [];
-    if (!answer.verdict && !notCovered.length && !readings.length) return null;
+    const caveats = answer.caveats || [];
+    if (!answer.verdict && !notCovered.length && !readings.length && !caveats.length) return null;
     const p = typeof answer.verdict_probability === "number"
       ? ` (probability ${answer.verdict_probability.toFixed(2)})` : "";
     return el("p", { class: "verdict", role: "note" },
       answer.verdict ? el("strong", null, `Verdict: ${answer.verdict}${p}`) : null,
       notCovered.length ? ` Not covered by the evidence: ${notCovered.join(", ")}.` : null,
-      readings.length ? ` Note: ${readings.join("; ")}.` : null);
+      readings.length ? ` Note: ${readings.join("; ")}.` : null,
+      caveats.length ? ` Caveat: ${caveats.join("; ")}.` : null);
   }
 
   function renderAbstention(answer) {

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from biocite.agent.coverage import ANIMALS_ONLY
 from biocite.agent.graph import Agent
 from biocite.index.build import build_index, open_index
 from biocite.index.hybrid import HybridRetriever, clear_retriever_cache, open_retriever
@@ -208,6 +209,24 @@ def test_cli_never_answers_for_another_population(setup) -> None:
     assert answer.verdict in (None, "insufficient")
     traced = run_cli(settings, "ask", question, "--mode", "extractive", "--trace")
     assert "acute appendicitis (setting); rats (setting)" in traced.stdout, traced.stdout
+
+
+def test_cli_says_when_every_cited_study_is_in_animals(setup) -> None:
+    """The indexed abstract on naloxone and clonidine is a study of hypertensive rats: the answer says so
+    before any sentence (a clinician reads "yes" as about patients); the same agent's answers from studies in
+    people carry no caveat."""
+    settings, questions = setup
+    question = "Does naloxone reverse the antihypertensive effect of clonidine?"
+    done = run_cli(settings, "ask", question, "--json", "--mode", "extractive")
+    assert done.returncode == 0, done.stderr
+    answer = Answer.model_validate_json(done.stdout)
+    # 227508 and the other rat study it cites, 35781 (the corpus has no study of naloxone in people)
+    assert not answer.abstained and "227508" in answer.cited_pmids, answer.cited_pmids
+    assert answer.caveats == [ANIMALS_ONLY]
+    readable = run_cli(settings, "ask", question, "--mode", "extractive")
+    assert readable.returncode == 0 and f"Caveat: {ANIMALS_ONLY}." in readable.stdout
+    people = run_cli(settings, "ask", questions[QUESTION_PMIDS[0]], "--json", "--mode", "extractive")
+    assert Answer.model_validate_json(people.stdout).caveats == []
 
 
 def test_cli_ask_json_and_clear_errors(setup) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from biocite.populations import other_population
+from biocite.populations import mentions_animals, other_population, studied_in_animals
 
 ADULT_TRIAL = [
     "We randomized 1,203 adults aged 40 to 75 years with type 2 diabetes to metformin or placebo.",
@@ -78,3 +78,14 @@ def test_a_mixed_sex_population_reported_as_shares_is_not_one_sex() -> None:
 def test_a_possessive_names_its_group() -> None:
     assert other_population("Metformin improved children's glycaemic control.", ADULT_TRIAL) is not None
     assert other_population("Metformin improved children’s glycaemic control.", ADULT_TRIAL) is not None
+
+
+def test_an_animal_study_by_its_mesh_check_tags_or_else_by_its_words() -> None:
+    rat_study = "In spontaneously hypertensive rats, naloxone reversed the effect of clonidine."
+    assert studied_in_animals(rat_study)
+    assert not studied_in_animals(rat_study, ["Animals", "Humans", "Rats"])  # the indexers' tags decide
+    assert studied_in_animals("Clonidine lowered blood pressure.", ["Animals", "Rats"])
+    assert not studied_in_animals("Rats and patients alike responded.")  # people mentioned
+    assert not studied_in_animals("Clonidine lowered blood pressure.")  # no one named
+    assert mentions_animals("Does edaravone protect the ovaries of rats?")
+    assert not mentions_animals("Does edaravone protect the ovaries?")
