@@ -125,6 +125,14 @@ CORPUS = [
         "year": 2016,
         "journal": "Orthogeriatrics",
     },
+    {
+        "pmid": "3009",
+        "title": "Naloxone reverses the antihypertensive effect of clonidine",
+        "abstract": "In spontaneously hypertensive rats, intravenous clonidine lowered blood pressure and heart rate. "
+        "Naloxone reversed the fall in blood pressure produced by clonidine in these rats.",
+        "year": 1979,
+        "journal": "Hypertension Research",
+    },
 ]
 
 STROKE_QUESTION = "Does aspirin reduce the risk of recurrent stroke?"
@@ -415,6 +423,14 @@ def test_a_question_word_read_otherwise_is_said_with_the_bottom_line(page) -> No
     assert answer["readings"] == ["read 'lowdose' as 'low dose': no indexed abstract has 'lowdose'"]
     line = page.locator("article.turn").last.locator(".verdict")
     assert line.is_visible() and answer["readings"][0] in line.inner_text()
+
+
+def test_an_answer_from_animal_studies_only_says_so_with_the_bottom_line(page) -> None:
+    _, answer = ask(page, "Does naloxone reverse the antihypertensive effect of clonidine?")
+    assert not answer["abstained"], answer["abstain_reason"]
+    assert answer["caveats"] == ["every cited study is in animals: none of them is in people"]
+    line = page.locator("article.turn").last.locator(".verdict")
+    assert line.is_visible() and "Caveat: every cited study is in animals" in line.inner_text()
 
 
 def test_a_rejected_question_reads_as_a_message(page) -> None:
