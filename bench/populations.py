@@ -68,12 +68,17 @@ SWAPS = {
 _WORD = re.compile(r"\b(" + "|".join(sorted(SWAPS, key=len, reverse=True)) + r")\b", re.I)
 
 
+def swapped_kind(claim: str) -> str | None:
+    """The kind (age, sex, species) of the claim's first word the swap table knows."""
+    m = _WORD.search(claim)
+    return _kind(m.group(1).lower()) if m else None
+
+
 def swapped(claim: str) -> str | None:
     """The claim with every word of the first-named group's axis replaced by the opposite group's."""
-    m = _WORD.search(claim)
-    if not m:
+    kind = swapped_kind(claim)
+    if kind is None:
         return None
-    first = m.group(1).lower()
 
     def repl(x: re.Match[str]) -> str:
         word = x.group(1)
@@ -81,7 +86,6 @@ def swapped(claim: str) -> str | None:
         return new[0].upper() + new[1:] if word[0].isupper() else new
 
     # only the words of the same kind as the first one (people/animals, age, sex) are replaced
-    kind = _kind(first)
     out = _WORD.sub(lambda x: repl(x) if _kind(x.group(1).lower()) == kind else x.group(0), claim)
     return out if out != claim else None
 
@@ -178,7 +182,8 @@ def main() -> None:
         ("held-out PubMedQA conclusions vs their abstract", named_rows(pubmedqa_rows("held-out"), 200)),
     ]
     for name, (changed, original) in sets:
-        kinds = Counter(_kind(_WORD.search(c).group(1).lower()) for c, _ in original)  # type: ignore[union-attr]
+        row_kinds = [swapped_kind(c) for c, _ in original]
+        kinds = Counter(row_kinds)
         alone, ruled = labels(model, changed, False), labels(model, changed, True)
         kept_alone, kept_ruled = labels(model, original, False), labels(model, original, True)
         print(f"   {name} ({len(changed)}; {dict(kinds)}):")
@@ -187,7 +192,7 @@ def main() -> None:
         print(f"      swapped, NOT supports: {share(alone, not_sup)} -> {share(ruled, not_sup)}")
         print(f"      as written, supports:  {share(kept_alone, sup)} -> {share(kept_ruled, sup)}")
         for kind in sorted(kinds):
-            idx = [i for i, (c, _) in enumerate(original) if _kind(_WORD.search(c).group(1).lower()) == kind]  # type: ignore[union-attr]
+            idx = [i for i, k in enumerate(row_kinds) if k == kind]
             print(
                 f"      {kind}: swapped NOT supports {share([alone[i] for i in idx], not_sup)} -> "
                 f"{share([ruled[i] for i in idx], not_sup)}"

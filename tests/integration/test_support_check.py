@@ -4,6 +4,7 @@ abstracts; `biocite train support` with a tiny recipe."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -313,58 +314,75 @@ def check_json(settings: Settings, claim: str, text: str) -> dict:
     return json.loads(done.stdout)
 
 
-def test_a_claim_that_swaps_the_sides_of_a_comparison_is_contradicted(setup) -> None:
-    """The cross-encoder read "aspirin is superior to warfarin" as supported by "warfarin is superior to
-    aspirin" (0.93): word order is the rule's to read (biocite.reversals)."""
+@dataclasses.dataclass(frozen=True)
+class RuleCase:
+    """A claim the cross-encoder alone judged supported that a support rule overrules, and its fix."""
+
+    text: str
+    claim: str
+    label: str
+    field: str  # the verdict's field that says how: "reversal" or "other_population"
+    value: str
+    first_evidence: str  # how the sentence the rule read starts (shown first)
+    shown: str  # the CLI's line
+    fixed: str  # the claim said as the evidence says it: the rule is silent
+
+
+RULE_CASES = {
+    # "aspirin is superior to warfarin" read as supported by "warfarin is superior to aspirin" (0.93): word
+    # order is the rule's to read (biocite.reversals)
+    "swapped comparison": RuleCase(
+        text="We pooled six trials of stroke prevention in atrial fibrillation. Overall, in high-risk patients, "
+        "warfarin is superior to aspirin in preventing strokes, with a relative risk reduction of 36%.",
+        claim="Aspirin is superior to warfarin for preventing strokes in atrial fibrillation.",
+        label="contradicts",
+        field="reversal",
+        value="swapped comparison",
+        first_evidence="Overall, in high-risk patients, warfarin is superior",
+        shown="says otherwise (swapped comparison): contradicted",
+        fixed="Warfarin is superior to aspirin for preventing strokes in atrial fibrillation.",
+    ),
+    # supports (0.79) to "reduced ... by 46%" against "reduced ... by 64%": the number is the rule's to read
+    # (biocite.changed_numbers)
+    "different number": RuleCase(
+        text="We randomized 3849 patients with mild asthma. As-needed budesonide-formoterol reduced the "
+        "annualized rate of severe exacerbations by 64% compared with terbutaline (rate ratio 0.36).",
+        claim="As-needed budesonide-formoterol reduced the rate of severe exacerbations by 46% compared with "
+        "terbutaline.",
+        label="contradicts",
+        field="reversal",
+        value="different number",
+        first_evidence="As-needed budesonide-formoterol reduced the annualized rate",
+        shown="says otherwise (different number): contradicted",
+        fixed="As-needed budesonide-formoterol reduced the rate of severe exacerbations by 64% compared with "
+        "terbutaline.",
+    ),
+    # supports (0.94) to "In children ..." against a trial of adults: in whom is the rule's to read
+    # (biocite.populations)
+    "other population": RuleCase(
+        text="We randomized 1,203 adults aged 40 to 75 years with type 2 diabetes to metformin or placebo. "
+        "Metformin reduced HbA1c by 0.8% compared with placebo.",
+        claim="In children with type 2 diabetes, metformin reduced HbA1c compared with placebo.",
+        label="neutral",
+        field="other_population",
+        value="adults, not children",
+        first_evidence="We randomized 1,203 adults",
+        shown="the evidence is about adults, not children",
+        fixed="In adults with type 2 diabetes, metformin reduced HbA1c compared with placebo.",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", RULE_CASES.values(), ids=RULE_CASES.keys())
+def test_a_support_rule_overrules_the_cross_encoder(setup, case: RuleCase) -> None:
+    """The installed `biocite check --text`: the rule's label, how (JSON and the CLI line), the sentence it
+    read first; the same claim said as the evidence says it is left alone."""
     settings, _ = setup
-    text = (
-        "We pooled six trials of stroke prevention in atrial fibrillation. Overall, in high-risk patients, "
-        "warfarin is superior to aspirin in preventing strokes, with a relative risk reduction of 36%."
-    )
-    swapped = "Aspirin is superior to warfarin for preventing strokes in atrial fibrillation."
-    doc = check_json(settings, swapped, text)
-    assert doc["label"] == "contradicts" and doc["reversal"] == "swapped comparison"
-    assert doc["evidence"][0]["text"].startswith("Overall, in high-risk patients, warfarin is superior")
-    shown = biocite(settings, "check", swapped, "--text", text)
-    assert "says otherwise (swapped comparison): contradicted" in shown.stdout
-    same = "Warfarin is superior to aspirin for preventing strokes in atrial fibrillation."
-    assert check_json(settings, same, text)["reversal"] is None
-
-
-def test_a_claim_that_misstates_a_number_is_contradicted(setup) -> None:
-    """The cross-encoder said supports (0.79) to "reduced ... by 46%" against "reduced ... by 64%": the
-    number is the rule's to read (biocite.changed_numbers)."""
-    settings, _ = setup
-    text = (
-        "We randomized 3849 patients with mild asthma. As-needed budesonide-formoterol reduced the annualized "
-        "rate of severe exacerbations by 64% compared with terbutaline (rate ratio 0.36)."
-    )
-    misstated = "As-needed budesonide-formoterol reduced the rate of severe exacerbations by 46% compared with terbutaline."
-    doc = check_json(settings, misstated, text)
-    assert doc["label"] == "contradicts" and doc["reversal"] == "different number"
-    assert doc["evidence"][0]["text"].startswith(
-        "As-needed budesonide-formoterol reduced the annualized rate"
-    )
-    shown = biocite(settings, "check", misstated, "--text", text)
-    assert "says otherwise (different number): contradicted" in shown.stdout
-    stated = misstated.replace("46%", "64%")
-    assert check_json(settings, stated, text)["reversal"] is None
-
-
-def test_a_claim_about_another_population_is_neutral(setup) -> None:
-    """The cross-encoder said supports (0.94) to "In children ..." against a trial of adults: in whom is the
-    rule's to read (biocite.populations)."""
-    settings, _ = setup
-    text = (
-        "We randomized 1,203 adults aged 40 to 75 years with type 2 diabetes to metformin or placebo. "
-        "Metformin reduced HbA1c by 0.8% compared with placebo."
-    )
-    claim = "In children with type 2 diabetes, metformin reduced HbA1c compared with placebo."
-    doc = check_json(settings, claim, text)
-    assert doc["label"] == "neutral" and doc["other_population"] == "adults, not children"
-    assert doc["reversal"] is None and doc["evidence"][0]["text"].startswith("We randomized 1,203 adults")
-    shown = biocite(settings, "check", claim, "--text", text)
-    assert shown.returncode == 0
-    assert "the evidence is about adults, not children" in shown.stdout
-    same = claim.replace("children", "adults")
-    assert check_json(settings, same, text)["other_population"] is None
+    doc = check_json(settings, case.claim, case.text)
+    assert doc["label"] == case.label and doc[case.field] == case.value
+    other = {"reversal", "other_population"} - {case.field}
+    assert all(doc[f] is None for f in other)
+    assert doc["evidence"][0]["text"].startswith(case.first_evidence)
+    shown = biocite(settings, "check", case.claim, "--text", case.text)
+    assert shown.returncode == 0 and case.shown in shown.stdout
+    assert check_json(settings, case.fixed, case.text)[case.field] is None
