@@ -54,7 +54,9 @@ from biocite.agent.evidence import (
     VectorCache,
     content_terms,
     relative_scores,
+    score_sentences,
     select_evidence,
+    to_evidence,
 )
 from biocite.agent.extractive import extractive_sentences
 from biocite.agent.findings import FindingsModel, findings_or_all, load_findings
@@ -441,7 +443,8 @@ class Agent:
             return {"question_type": kind, "verdict": "insufficient", "verdict_probability": None}
         if kind != "yes/no" or model is None or not evidence:
             return {"question_type": kind}
-        top, weights = self._verdict_evidence(state["standalone"], evidence, state.get("hits", []))
+        read, weights = self._verdict_evidence(state["standalone"], evidence, state.get("hits", []))
+        top = [(e.pmid, e.sentence_index, e.span.text) for e in read]
         texts = [text for _, _, text in top]
         mass = None
         asks_llm = not state.get("llm_failed") and (
@@ -461,7 +464,13 @@ class Agent:
             )
         verdict, p, _ = model.predict(state["standalone"], texts, weights, mass)
         _emit({"event": "step", "node": "conclude", "detail": f"verdict {verdict} ({p:.2f})"})
-        return {"question_type": kind, "verdict": verdict, "verdict_probability": round(p, 4), "notes": notes}
+        return {
+            "question_type": kind,
+            "verdict": verdict,
+            "verdict_probability": round(p, 4),
+            "verdict_evidence": read,
+            "notes": notes,
+        }
 
     def generate(self, state: AgentState) -> AgentState:
         evidence = self._shown(state)
@@ -611,9 +620,10 @@ class Agent:
         if sentences and (state.get("verdict") in ("yes", "no", "mixed") or missing):
             verdict = state.get("verdict") or "insufficient"
             p = state.get("verdict_probability")
-            line = bottom_line_sentence(
-                verdict, state.get("evidence", []), not_covered=missing, probability=p
-            )
+            # the bottom line quotes what the verdict read (a "no" had quoted a subgroup's benefit from the
+            # first evidence sentences, not the null result it was read from); without a verdict, the evidence
+            quoted = state.get("verdict_evidence") or state.get("evidence", [])
+            line = bottom_line_sentence(verdict, quoted, not_covered=missing, probability=p)
             sentences = [line, *sentences]
         sentences = enforce_guarantees(
             sentences,
@@ -677,24 +687,22 @@ class Agent:
 
     def _verdict_evidence(
         self, question: str, evidence: list[Evidence], hits: list[SearchHit]
-    ) -> tuple[list[tuple[str, int, str]], list[float]]:
-        """(pmid, sentence index, text) of the three most answer-bearing sentences, best first, and their
-        P(answer-bearing): those of the abstract of the first evidence sentence (the best-ranked: relevance,
+    ) -> tuple[list[Evidence], list[float]]:
+        """The three most answer-bearing sentences as evidence, best first, and their P(answer-bearing):
+        those of the abstract of the first evidence sentence (the best-ranked: relevance,
         P(answer-bearing) and its abstract's retrieval score), all its sentences scored, as the verdict model
         was trained (one source abstract). Without the findings model: the evidence sentences themselves.
         (It was the abstract of the most answer-bearing sentence: on TRAIN questions, the question's own
         abstract only half the time, as any abstract's conclusion reads answer-bearing;
         bench/agent_retrieval_weight.py.)"""
         lead = evidence[0]
-        _, sentences = self._documents([h for h in hits if h.pmid == lead.pmid])
+        docs, sentences = self._documents([h for h in hits if h.pmid == lead.pmid])
         own = sentences.get(lead.pmid) or []
         findings = self.findings
-        if findings is None or not own:
+        if findings is None or not own or lead.pmid not in docs:
             probs = np.array([e.answer if e.answer is not None else e.relevance for e in evidence])
             order, weights = top_evidence(probs)
-            return [
-                (evidence[i].pmid, evidence[i].sentence_index, evidence[i].span.text) for i in order
-            ], weights
+            return [evidence[i] for i in order], weights
         scores = findings.score(question, own, [len(own)] * len(own), self.cache)
         order, _ = top_evidence(scores)
         lead_i = next((i for i, s in enumerate(own) if s.index == lead.sentence_index), None)
@@ -704,7 +712,13 @@ class Agent:
             and self._names_more(question, own[lead_i].text, order, own)
         ):
             order = sorted([*order[:-1], lead_i], key=lambda i: -scores[i])
-        return [(lead.pmid, own[i].index, own[i].text) for i in order], [float(scores[i]) for i in order]
+        read = score_sentences(question, [own[i] for i in order], self.cache, self.weights)
+        terms = content_terms(question)
+        quoted = [
+            to_evidence(r.sentence, docs[lead.pmid], terms, r.relevance, float(scores[i]))
+            for r, i in zip(read, order, strict=True)
+        ]
+        return quoted, [float(scores[i]) for i in order]
 
     def _names_more(self, question: str, lead: str, order: list[int], own: list[Sentence]) -> bool:
         """Whether the lead evidence sentence names an entity asked about (a key concept or the subject) that
@@ -960,9 +974,9 @@ def bottom_line_sentence(
     not_covered: list[str] | None = None,
     probability: float | None = None,
 ) -> AnswerSentence:
-    """The verdict as the answer's first sentence, citing the abstracts of the first evidence sentences
-    (`evidence` is best first; the verdict reads the first one's abstract), hedged below `LIKELY`; with
-    concepts not covered, the sentence says the studies found do not mention them."""
+    """The verdict as the answer's first sentence, quoting `evidence` (best first: the sentences the verdict
+    read, else the answer's first evidence sentences), hedged below `LIKELY`; with concepts not covered, the
+    sentence says the studies found do not mention them."""
     by_pmid: dict[str, list[Evidence]] = {}
     for item in evidence[:3]:
         by_pmid.setdefault(item.pmid, []).append(item)

@@ -37,6 +37,7 @@ class AgentState(TypedDict, total=False):
     question_type: QuestionType
     verdict: Verdict | None  # yes/no questions only
     verdict_probability: float | None
+    verdict_evidence: list[Evidence]  # what the verdict read, best first: the bottom line quotes it
     drafts: list[DraftSentence]  # the generator's parsed sentences, before verification
     sentences: list[AnswerSentence]  # the answer's sentences
     answer_mode: str  # what produced `sentences` ("generate", or "extractive" also on fallback)
@@ -66,6 +67,7 @@ def fresh_turn(question: str, mode: str) -> AgentState:
         sufficient=None,
         verdict=None,
         verdict_probability=None,
+        verdict_evidence=[],
         drafts=[],
         sentences=[],
         answer_mode=mode,

@@ -796,7 +796,7 @@ def test_verdict_reads_the_abstract_of_the_first_evidence_sentence() -> None:
         to_evidence(sentences["444"][0], docs["444"], set(), 0.6, answer=0.95),
     ]
     top, weights = agent._verdict_evidence("Does metformin reduce body weight?", evidence, hits)
-    assert {pmid for pmid, _, _ in top} == {"111"} and len(top) == len(weights) == 3
+    assert {e.pmid for e in top} == {"111"} and len(top) == len(weights) == 3
 
 
 class _Reader:
@@ -879,6 +879,38 @@ def test_the_verdict_reads_the_lead_sentence_when_the_top_ones_name_nothing_aske
         "ACE inhibitors hold promise in remodelling.",
         "Warfarin lowered the rate of stroke by 64% in atrial fibrillation.",
     ]
+
+
+def test_the_bottom_line_quotes_the_sentences_the_verdict_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`biocite ask "Does exercise improve depression symptoms?"` (2026-12-01) said "no" (0.79), read from a
+    trial's null result, above quotes of its subgroup's benefit and another study's improvement: the bottom
+    line quoted the answer's first evidence sentences, not what the verdict read. It now quotes those, at the
+    abstract's own offsets, so the reader can check the verdict."""
+    trial = (
+        "Exercise lowered depression scores in a subgroup of inactive women. "
+        "Depression did not differ between the exercise and control groups. "
+        "Exercise during pregnancy did not reduce postnatal depression."
+    )
+    abstracts = {
+        "901": ("Exercise and postnatal depression", trial),
+        **{
+            str(950 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.")
+            for i in range(8)
+        },
+    }
+    reader = _TextsSeen("no")
+    monkeypatch.setattr(Agent, "findings", property(lambda self: _LastSentencesRead()))
+    monkeypatch.setattr(Agent, "verdict_model", property(lambda self: reader))
+    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
+    agent = Agent(agent_settings(*bars, "agent.max_subject_df=0.2"), retriever=TokenDocsRetriever(abstracts))
+    answer = agent.ask("Does exercise improve postnatal depression?", mode="extractive")
+    line = answer.sentences[0]
+    assert line.kind == "bottom_line" and line.text.startswith("Bottom line: no")
+    quoted = [e for c in line.citations for e in c.evidence]
+    assert [e.span.text for e in quoted] == reader.texts  # what the verdict read, best first
+    assert reader.texts[0] == "Exercise during pregnancy did not reduce postnatal depression."
+    assert all(trial[e.span.start : e.span.end] == e.span.text for e in quoted)
+    assert [c.pmid for c in line.citations] == ["901"]
 
 
 def test_a_concept_is_shown_with_the_of_phrase_that_completes_it() -> None:
