@@ -170,6 +170,21 @@ OUTCOME_VERBS = frozenset(
     )
 )
 
+# An association names its outcome as an outcome verb does, when its link word follows: "Is metformin
+# associated with | lactic acidosis?", "linked to | X", "correlate with | Y", "a risk factor for | Z". Not
+# "HIV-related | salivary gland disease" (no link word). "lactic acidosis" was checked by no bar, and hepatotoxicity
+# and nephrotoxicity abstracts on metformin answered "leaning yes".
+ASSOCIATION_LINKS = {
+    **dict.fromkeys("associated linked related correlated correlate correlates".split(), {"with", "to"}),
+    **dict.fromkeys(["factor", "factors"], {"for", "of"}),
+}
+
+
+def _names_association(words: list[str], i: int) -> bool:
+    """Whether words[i] opens an association whose object follows: "associated with", "risk factor for"."""
+    links = ASSOCIATION_LINKS.get(words[i].casefold(), set())
+    return i + 1 < len(words) and words[i + 1].casefold() in links
+
 
 # Prepositions that name the population or condition asked about: "in | oesophageal cancer", "among | HMO women".
 SETTING_PREPOSITIONS = frozenset({"in", "among", "amongst"})
@@ -367,7 +382,8 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
     pending: Role = ""
     subject_seen = False
     opening = True  # the word opens the question or a sentence of it
-    for word in _question_words(question):
+    words_in_order = _question_words(question)
+    for i, word in enumerate(words_in_order):
         if word in SENTENCE_STOPS:
             opening = True
             continue
@@ -390,7 +406,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             chunks.append(([], pending))
             continue
         if cut or (pending == "setting" and not words and stem in SETTING_FRAMES):
-            if stem in OUTCOME_VERBS:
+            if stem in OUTCOME_VERBS or _names_association(words_in_order, i):
                 pending = "outcome"
             elif low in SETTING_PREPOSITIONS and (words or pending != "outcome"):  # "decrease in | mortality"
                 pending = "setting"

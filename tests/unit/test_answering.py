@@ -176,6 +176,24 @@ def test_the_asked_outcome_is_a_concept_below_the_key_concept_bar() -> None:
     assert asked_outcome("What will mutation in runx2 affect in the future?") is None  # a time
 
 
+def test_an_association_names_the_asked_outcome() -> None:
+    """`biocite ask "Is metformin associated with lactic acidosis?"` (2026-12-01) answered "leaning yes" from
+    metformin abstracts on hepatotoxicity and nephrotoxicity: "lactic acidosis", too common for a key concept,
+    was checked by no bar. The object of "associated with", "linked to", "related to", "correlate with" and "a
+    risk factor for" is the asked outcome; a hyphened "-related" with no link word names none."""
+    assert asked_outcome("Is metformin associated with lactic acidosis?") == "lactic acidosis"
+    assert asked_outcome("Is hormone therapy linked to breast cancer?") == "breast cancer"
+    assert asked_outcome("Are statins related to diabetes?") == "diabetes"
+    assert asked_outcome("Does the leukocyte count correlate with the severity of injury?") == "severity"
+    assert asked_outcome("Is smoking a risk factor for bladder cancer?") == "bladder cancer"
+    assert asked_outcome("Is HIV-related salivary gland disease common?") is None
+    df = _df("metformin hepatotoxicity", "lactic acidosis", "lactic acid", "acidosis", n_other=2)
+    concepts = key_concepts("Is metformin associated with lactic acidosis?", df, 0.2, 0.5, 0.0, 0.5)
+    assert [(c.text, c.outcome) for c in concepts] == [("metformin", False), ("lactic acidosis", True)]
+    hepatotoxicity = _doc("Metformin and the liver", "Metformin-associated hepatotoxicity is rare.")
+    assert not covers(concepts[1], hepatotoxicity)
+
+
 def test_the_subject_and_the_setting_are_concepts_below_the_key_concept_bar() -> None:
     """'tumour size' and 'oesophageal cancer' are in half the documents, far too common for key concepts,
     but they are what was asked: an ovarian cancer abstract must not answer for oesophageal cancer."""
