@@ -169,6 +169,16 @@ OUTCOME_VERBS = frozenset(
         stem=True,
     )
 )
+# More verbs of effect, as written (not stems: "accelerated partial breast radiation", "contrast-enhanced" and
+# "Attenuation of ..." name no outcome): they end a chunk and name the outcome. "Does acupuncture relieve
+# chronic low back pain?" was one chunk, and a study of acupuncture for vocal fold lesions answered it "yes".
+EFFECT_VERBS = frozenset(
+    """relieve relieves alleviate alleviates ameliorate ameliorates attenuate attenuates ease eases suppress
+    suppresses exacerbate exacerbates aggravate aggravates mitigate mitigates minimize minimizes minimise
+    minimises boost boosts restore restores stimulate stimulates eliminate eliminates enhance enhances promote
+    promotes inhibit inhibits trigger triggers accelerate accelerates impair impairs extend extends predispose
+    predisposes treat treats cure cures""".split()
+)
 
 # An association names its outcome as an outcome verb does, when its link word follows: "Is metformin
 # associated with | lactic acidosis?", "linked to | X", "correlate with | Y", "a risk factor for | Z". Not
@@ -400,13 +410,13 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             stem, cut = None, False
         else:
             stem = _stem(low)
-            cut = low in STOPWORDS or stem is None or any(stem in s for s in CUT_WORDS)
+            cut = low in STOPWORDS or low in EFFECT_VERBS or stem is None or any(stem in s for s in CUT_WORDS)
         if pending == "setting" and not words and stem in SETTING_IDIOMS:
             pending = ""
             chunks.append(([], pending))
             continue
         if cut or (pending == "setting" and not words and stem in SETTING_FRAMES):
-            if stem in OUTCOME_VERBS or _names_association(words_in_order, i):
+            if stem in OUTCOME_VERBS or low in EFFECT_VERBS or _names_association(words_in_order, i):
                 pending = "outcome"
             elif low in SETTING_PREPOSITIONS and (words or pending != "outcome"):  # "decrease in | mortality"
                 pending = "setting"

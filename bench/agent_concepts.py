@@ -454,6 +454,31 @@ def spelling_report(corpus: Corpus, key_bar: float, outcome_bar: float) -> None:
             print(f"  {question[:60]!r}: {key!r} ({c.text!r}) in {exact} -> {either} abstracts")
 
 
+def asks_association(question: str) -> bool:
+    words = coverage._question_words(question)
+    return any(coverage._names_association(words, i) for i in range(len(words)))
+
+
+def association_report(
+    train: list[Question], held_out: list[Question], corpus: Corpus, key_bar: float, bar: float
+) -> None:
+    """The questions that ask about an association ("associated with | X", "a risk factor for | Y"): their
+    outcome swaps detected and their source abstracts' false miss at the shipped outcome bar, with the
+    association reading (`coverage.ASSOCIATION_LINKS`) and without it (the reference, same run)."""
+    for name, part in (("TRAIN", train), ("HELD-OUT", held_out)):
+        asked = [q for q in part if asks_association(q.question)]
+        swapped = swaps(asked, corpus, key_bar, outcome_bar=bar)
+        row = []
+        for reading in (coverage.ASSOCIATION_LINKS, {}):
+            with mock.patch.object(coverage, "ASSOCIATION_LINKS", reading):
+                miss, detected = outcome_figures(asked, swapped, corpus, key_bar, bar)
+            row.append(f"false miss {miss * len(asked):.0f}, swaps detected {detected * len(swapped):.0f}")
+        print(
+            f"{name}: {len(asked)} association questions, {len(swapped)} outcome swaps (made with the reading); "
+            f"with the reading: {row[0]}; without: {row[1]}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -491,6 +516,7 @@ def main() -> None:
             f"{name}: {n} concepts with no word the index saw; their source abstract covers {before} "
             f"({after} reading words as the abstract writes them)"
         )
+    association_report(train, held_out, corpus, key_bar, settings.agent.max_outcome_df)
     partial_swap_report(train, held_out, corpus, bars, args.write or args.write_partial)
     roles_report(corpus, bars)
     expert_subjects_report(corpus, bars)

@@ -194,6 +194,19 @@ def test_an_association_names_the_asked_outcome() -> None:
     assert not covers(concepts[1], hepatotoxicity)
 
 
+def test_a_verb_of_effect_ends_the_subject_and_names_the_outcome() -> None:
+    """`biocite ask "Does acupuncture relieve chronic low back pain?"` (2026-12-01) said "yes" (0.76) from a study
+    of acupuncture for vocal fold lesions: the question was one chunk, the subject "acupuncture relieve chronic
+    low back pain", covered by its rarest term. "relieve", "alleviate", "inhibit", "treat" ... end the subject
+    and name the outcome, as written: "accelerated partial breast radiation" is no outcome."""
+    assert asked_outcome("Does acupuncture relieve chronic low back pain?") == "chronic low back pain"
+    assert asked_outcome("Does caffeine alleviate headache?") == "headache"
+    assert asked_outcome("Does aspirin inhibit platelet aggregation?") == "platelet aggregation"
+    assert asked_outcome("Does metformin treat polycystic ovary syndrome?") == "polycystic ovary syndrome"
+    assert asked_outcome("Is surgery a contraindication for accelerated partial breast radiation?") is None
+    assert asked_subject("Does acupuncture relieve chronic low back pain?") == "acupuncture"
+
+
 def test_the_subject_and_the_setting_are_concepts_below_the_key_concept_bar() -> None:
     """'tumour size' and 'oesophageal cancer' are in half the documents, far too common for key concepts,
     but they are what was asked: an ovarian cancer abstract must not answer for oesophageal cancer."""
