@@ -196,8 +196,9 @@ def _names_association(words: list[str], i: int) -> bool:
     return i + 1 < len(words) and words[i + 1].casefold() in links
 
 
-# Prepositions that name the population or condition asked about: "in | oesophageal cancer", "among | HMO women".
-SETTING_PREPOSITIONS = frozenset({"in", "among", "amongst"})
+# Prepositions that name the population or condition asked about: "in | oesophageal cancer", "among | HMO women",
+# "after | myocardial infarction" (beta blockers in sepsis had answered for it).
+SETTING_PREPOSITIONS = frozenset({"in", "among", "amongst", "after"})
 # Words that open a question: the first chunk after one is the entity asked about ("Does | aspirin prevent").
 QUESTION_OPENERS = frozenset(
     "does do did is are was were can could should will would has have had may might what which how".split()

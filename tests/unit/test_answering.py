@@ -207,6 +207,18 @@ def test_a_verb_of_effect_ends_the_subject_and_names_the_outcome() -> None:
     assert asked_subject("Does acupuncture relieve chronic low back pain?") == "acupuncture"
 
 
+def test_after_names_the_setting() -> None:
+    """`biocite ask "Do beta blockers reduce mortality after myocardial infarction?"` (2026-12-01) quoted a
+    review of beta blockers in sepsis: "myocardial infarction" was checked by no bar. "after | X" names the
+    condition as "in | X" does (it made no TRAIN source abstract uncovered: bench/agent_concepts.py)."""
+    question = "Do beta blockers reduce mortality after myocardial infarction?"
+    assert asked_setting(question) == "myocardial infarction"
+    assert (
+        asked_setting("Should extubation be early in children after congenital cardiac surgery?")
+        == "children"
+    )
+
+
 def test_the_subject_and_the_setting_are_concepts_below_the_key_concept_bar() -> None:
     """'tumour size' and 'oesophageal cancer' are in half the documents, far too common for key concepts,
     but they are what was asked: an ovarian cancer abstract must not answer for oesophageal cancer."""
