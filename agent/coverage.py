@@ -7,15 +7,15 @@ words, question words and generic words of question templates ("does", "effect",
 specific of all). A single letter is glued to the word before it ("vitamin D", "T cell"), and such a
 compound must occur as a phrase; numbers are skipped.
 
-The asked outcome ("prevent | fractures", "reduce the risk of | falls") is a concept with a looser bar: the
-first chunk after an outcome verb is an *outcome concept* when it has a term in at most `max_outcome_df_share`
+The asked outcome ("prevent | fractures", "reduce the risk of | falls", "associated with | lactic acidosis") is
+a concept with a looser bar: the first chunk after an outcome verb or an association is an *outcome concept* when it has a term in at most `max_outcome_df_share`
 of the documents, although no term is rare enough for a key concept. Without it a common outcome is never
 checked, and "Does vitamin D prevent fractures?" was answered with vitamin D sentences about T cells.
 
 The entity asked about and the population or condition are concepts too, with bars of their own: the
 *subject* (the first chunk after the question's opening word: "Does | aspirin prevent ...", "Is there
 evidence that | statins ...") when it has a term in at most `max_subject_df_share` of the documents, and the
-*setting* (the first chunk after "in" or "among": "... in | oesophageal cancer", "in the management of |
+*setting* (the first chunk after "in", "among" or "after": "... in | oesophageal cancer", "in the management of |
 nasopharyngeal carcinoma") within `max_setting_df_share`. Both are covered as key concepts (by the rarest
 term). Without them "Does aspirin prevent colorectal cancer?" (aspirin in 22 of 5,136 abstracts, far above
 the key-concept bar) was answered "yes" from colorectal cancer abstracts that never mention aspirin, and a
@@ -696,7 +696,7 @@ def asked_subject(question: str) -> str | None:
 
 
 def asked_setting(question: str) -> str | None:
-    """The question's population or condition as written (the first chunk after "in" or "among")."""
+    """The question's population or condition as written (the first chunk after "in", "among" or "after")."""
     return next((" ".join(chunk) for chunk, role in _chunks(question) if role == "setting"), None)
 
 
