@@ -40,7 +40,7 @@ from biocite.agent.verdict import (
 )
 from biocite.errors import ModelError
 from biocite.heads import LinearModel
-from biocite.records import AnswerSentence, Citation, Document, Evidence, Sentence, Span
+from biocite.records import Answer, AnswerSentence, Citation, Document, Evidence, Sentence, Span
 from biocite.tokenize import tokenize
 from tests.unit.agent_fakes import (
     ABSTRACTS,
@@ -891,6 +891,26 @@ class _TextsSeen(_Reader):
         return super().predict(question, texts, weights, llm_mass)
 
 
+def _ask_one_abstract(
+    monkeypatch: pytest.MonkeyPatch, title: str, abstract: str, question: str, verdict: str
+) -> tuple[Answer, _TextsSeen]:
+    """The extractive answer to `question` from one abstract among fillers, the findings stub reading later
+    sentences as more answer-bearing, and the verdict head that saw what it was given."""
+    abstracts = {
+        "901": (title, abstract),
+        **{
+            str(950 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.")
+            for i in range(8)
+        },
+    }
+    reader = _TextsSeen(verdict)
+    monkeypatch.setattr(Agent, "findings", property(lambda self: _LastSentencesRead()))
+    monkeypatch.setattr(Agent, "verdict_model", property(lambda self: reader))
+    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
+    agent = Agent(agent_settings(*bars, "agent.max_subject_df=0.2"), retriever=TokenDocsRetriever(abstracts))
+    return agent.ask(question, mode="extractive"), reader
+
+
 def test_the_verdict_reads_the_lead_sentence_when_the_top_ones_name_nothing_asked_about(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -903,19 +923,13 @@ def test_the_verdict_reads_the_lead_sentence_when_the_top_ones_name_nothing_aske
         "Statins may reduce recurrence after cardioversion. ACE inhibitors hold promise in remodelling. "
         "Closure of the left atrial appendage is under investigation."
     )
-    abstracts = {
-        "901": ("Stroke prevention in atrial fibrillation", review),
-        **{
-            str(950 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.")
-            for i in range(8)
-        },
-    }
-    reader = _TextsSeen("yes")
-    monkeypatch.setattr(Agent, "findings", property(lambda self: _LastSentencesRead()))
-    monkeypatch.setattr(Agent, "verdict_model", property(lambda self: reader))
-    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
-    agent = Agent(agent_settings(*bars, "agent.max_subject_df=0.2"), retriever=TokenDocsRetriever(abstracts))
-    answer = agent.ask("Does warfarin prevent stroke in atrial fibrillation?", mode="extractive")
+    answer, reader = _ask_one_abstract(
+        monkeypatch,
+        "Stroke prevention in atrial fibrillation",
+        review,
+        "Does warfarin prevent stroke in atrial fibrillation?",
+        "yes",
+    )
     assert answer.sentences[1].text.startswith("Warfarin lowered")  # the lead evidence, quoted first
     assert reader.texts == [
         "Closure of the left atrial appendage is under investigation.",
@@ -934,19 +948,13 @@ def test_the_bottom_line_quotes_the_sentences_the_verdict_read(monkeypatch: pyte
         "Depression did not differ between the exercise and control groups. "
         "Exercise during pregnancy did not reduce postnatal depression."
     )
-    abstracts = {
-        "901": ("Exercise and postnatal depression", trial),
-        **{
-            str(950 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.")
-            for i in range(8)
-        },
-    }
-    reader = _TextsSeen("no")
-    monkeypatch.setattr(Agent, "findings", property(lambda self: _LastSentencesRead()))
-    monkeypatch.setattr(Agent, "verdict_model", property(lambda self: reader))
-    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
-    agent = Agent(agent_settings(*bars, "agent.max_subject_df=0.2"), retriever=TokenDocsRetriever(abstracts))
-    answer = agent.ask("Does exercise improve postnatal depression?", mode="extractive")
+    answer, reader = _ask_one_abstract(
+        monkeypatch,
+        "Exercise and postnatal depression",
+        trial,
+        "Does exercise improve postnatal depression?",
+        "no",
+    )
     line = answer.sentences[0]
     assert line.kind == "bottom_line" and line.text.startswith("Bottom line: no")
     quoted = [e for c in line.citations for e in c.evidence]
