@@ -78,6 +78,7 @@ def _quiet_loading() -> Iterator[None]:
 
     st_logger = logging.getLogger("sentence_transformers")
     verbosity, level = hf_logging.get_verbosity(), st_logger.level
+    bars = hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     st_logger.setLevel(logging.ERROR)
@@ -85,7 +86,8 @@ def _quiet_loading() -> Iterator[None]:
         yield
     finally:
         hf_logging.set_verbosity(verbosity)
-        hf_logging.enable_progress_bar()
+        if bars:  # enabling them where HF_HUB_DISABLE_PROGRESS_BARS is set (the CLI) warned on every install
+            hf_logging.enable_progress_bar()
         st_logger.setLevel(level)
 
 

@@ -272,6 +272,7 @@ def test_first_use_installs_the_shipped_model_and_a_model_trained_here_is_kept(s
     assert first.returncode == 0, first.stderr
     assert "installing the shipped support model" in first.stderr
     assert "MISSING" not in first.stderr  # the backbone's load report stays quiet
+    assert "Warning" not in first.stderr, first.stderr  # it warned it could not re-enable progress bars
     assert json.loads((home / META_FILE).read_text())["origin"] == shipped_origin()
     check_verdict(json.loads(first.stdout), evidence)
     again = check()
