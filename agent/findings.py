@@ -25,6 +25,7 @@ use when missing or of another version.
 from __future__ import annotations
 
 import re
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from tqdm import tqdm
 
 from biocite import pubmedqa
 from biocite.agent.evidence import ANSWER_BEARING, TextEncoder
@@ -213,11 +215,12 @@ def training_abstracts(train_pmids: set[str], store: SentenceStore) -> list[Labe
 
 
 def abstract_features(
-    items: Sequence[LabelledAbstract], encoder: TextEncoder
+    items: Sequence[LabelledAbstract], encoder: TextEncoder, progress: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     rows: list[np.ndarray] = []
     ys: list[int] = []
-    for item in items:
+    bar = tqdm(items, desc="findings model", unit="abstract", disable=not progress, file=sys.stderr)
+    for item in bar:
         keep = [i for i, y in enumerate(item.labels) if y is not None]
         vectors = encoder.encode([item.question, *[item.sentences[i].text for i in keep]])
         q, s = vectors[0], vectors[1:]
@@ -242,17 +245,25 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 0.05, seed: int = 13) 
 
 
 def train_findings(
-    encoder: TextEncoder, embedder_name: str, store: SentenceStore, *, c: float | None = None
+    encoder: TextEncoder,
+    embedder_name: str,
+    store: SentenceStore,
+    *,
+    c: float | None = None,
+    progress: bool = False,
 ) -> FindingsModel:
-    """Train on the PubMedQA train part and the structured XML abstracts (seconds to a minute on 2 cores).
-    C: given, or chosen by 5-fold cross-validation on the training rows (balanced accuracy)."""
+    """Train on the PubMedQA train part and the structured XML abstracts (about 4 minutes on 2 cores, most of
+    it embedding their ~12,000 sentences). C: given, or chosen by 5-fold cross-validation on the training
+    rows (balanced accuracy)."""
 
     started = time.perf_counter()
     train, _ = split_questions(load_questions())
     items = training_abstracts({q.pmid for q in train}, store)
     if sum(i.source == "pubmedqa" for i in items) < MIN_TRAIN_ABSTRACTS:
         raise ValueError(f"the index holds fewer than {MIN_TRAIN_ABSTRACTS} training abstracts")
-    x, y = abstract_features(items, encoder)
+    if progress:  # the first answer waited minutes here with nothing said (trained once, with a progress bar)
+        print("biocite: training the findings model once (answer-bearing sentences)", file=sys.stderr)
+    x, y = abstract_features(items, encoder, progress)
     cv_scores = None
     if c is None:
         from sklearn.metrics import balanced_accuracy_score
@@ -301,7 +312,7 @@ def load_findings(
     if not train_if_missing:
         return None
     try:
-        model = train_findings(encoder, name, store)
+        model = train_findings(encoder, name, store, progress=True)
     except ValueError:  # an index without enough of the training abstracts (small test indexes)
         return None
     model.save(path)
