@@ -7,16 +7,17 @@ words, question words and generic words of question templates ("does", "effect",
 specific of all). A single letter is glued to the word before it ("vitamin D", "T cell"), and such a
 compound must occur as a phrase; numbers are skipped.
 
-The asked outcome ("prevent | fractures", "reduce the risk of | falls", "associated with | lactic acidosis") is
-a concept with a looser bar: the first chunk after an outcome verb or an association is an *outcome concept* when it has a term in at most `max_outcome_df_share`
-of the documents, although no term is rare enough for a key concept. Without it a common outcome is never
-checked, and "Does vitamin D prevent fractures?" was answered with vitamin D sentences about T cells.
+The asked outcome ("prevent | fractures", "reduce the risk of | falls", "associated with | lactic
+acidosis") is a concept with a looser bar: the first chunk after an outcome verb or an association is an
+*outcome concept* when it has a term in at most `max_outcome_df_share` of the documents, although no term is
+rare enough for a key concept. Without it a common outcome is never checked, and "Does vitamin D prevent
+fractures?" was answered with vitamin D sentences about T cells.
 
 The entity asked about and the population or condition are concepts too, with bars of their own: the
 *subject* (the first chunk after the question's opening word: "Does | aspirin prevent ...", "Is there
 evidence that | statins ...") when it has a term in at most `max_subject_df_share` of the documents, and the
-*setting* (the first chunk after "in", "among" or "after": "... in | oesophageal cancer", "in the management of |
-nasopharyngeal carcinoma") within `max_setting_df_share`. Both are covered as key concepts (by the rarest
+*setting* (the first chunk after "in", "among" or "after": "... in | oesophageal cancer", "in the management
+of | nasopharyngeal carcinoma") within `max_setting_df_share`. Both are covered as key concepts (by the rarest
 term). Without them "Does aspirin prevent colorectal cancer?" (aspirin in 22 of 5,136 abstracts, far above
 the key-concept bar) was answered "yes" from colorectal cancer abstracts that never mention aspirin, and a
 question on oesophageal cancer from ovarian, lung and sarcoma abstracts. Both bars are fitted on TRAIN
@@ -194,6 +195,12 @@ def _names_association(words: list[str], i: int) -> bool:
     """Whether words[i] opens an association whose object follows: "associated with", "risk factor for"."""
     links = ASSOCIATION_LINKS.get(words[i].casefold(), set())
     return i + 1 < len(words) and words[i + 1].casefold() in links
+
+
+def asks_association(question: str) -> bool:
+    """Whether the question asks about an association ("Is X associated with Y?", "a risk factor for Z")."""
+    words = _question_words(question)
+    return any(_names_association(words, i) for i in range(len(words)))
 
 
 # Prepositions that name the population or condition asked about: "in | oesophageal cancer", "among | HMO women",

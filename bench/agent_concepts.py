@@ -454,11 +454,6 @@ def spelling_report(corpus: Corpus, key_bar: float, outcome_bar: float) -> None:
             print(f"  {question[:60]!r}: {key!r} ({c.text!r}) in {exact} -> {either} abstracts")
 
 
-def asks_association(question: str) -> bool:
-    words = coverage._question_words(question)
-    return any(coverage._names_association(words, i) for i in range(len(words)))
-
-
 def association_report(
     train: list[Question], held_out: list[Question], corpus: Corpus, key_bar: float, bar: float
 ) -> None:
@@ -466,7 +461,7 @@ def association_report(
     outcome swaps detected and their source abstracts' false miss at the shipped outcome bar, with the
     association reading (`coverage.ASSOCIATION_LINKS`) and without it (the reference, same run)."""
     for name, part in (("TRAIN", train), ("HELD-OUT", held_out)):
-        asked = [q for q in part if asks_association(q.question)]
+        asked = [q for q in part if coverage.asks_association(q.question)]
         swapped = swaps(asked, corpus, key_bar, outcome_bar=bar)
         row = []
         for reading in (coverage.ASSOCIATION_LINKS, {}):
