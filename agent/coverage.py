@@ -220,9 +220,11 @@ SETTING_FRAMES = frozenset(
     )
 )
 
-# Words after "in" that make an idiom, not a population: "in | addition", "in | order to", "in | fact". The
-# setting is dropped.
-SETTING_IDIOMS = frozenset(tokenize("addition order fact summary particular", stem=True))
+# Words after "in" or "after" that make an idiom or a time, not a population: "in | addition", "in | order to",
+# "in | fact", "after | many years", "in | recent months" (not days: "in | day surgery"). The setting is dropped.
+SETTING_IDIOMS = frozenset(
+    tokenize("addition order fact summary particular year years month months week weeks", stem=True)
+)
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # A subject follows an opening word only where a sentence opens: "Back pain could be ...", "I have gout
