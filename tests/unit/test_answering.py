@@ -217,6 +217,9 @@ def test_after_names_the_setting() -> None:
         asked_setting("Should extubation be early in children after congenital cardiac surgery?")
         == "children"
     )
+    # a time is no setting (of the 918 PubMedQA, K-QA, BioGen and unanswerable questions, only this one changes)
+    assert asked_setting("Is it possible to quit taking amlodipine after taking for many years?") is None
+    assert asked_setting("Can medical students help in day surgery?") == "day surgery"
 
 
 def test_the_subject_and_the_setting_are_concepts_below_the_key_concept_bar() -> None:
