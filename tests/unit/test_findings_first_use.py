@@ -21,7 +21,7 @@ class _MiniLMNamed(HashEmbedder):
 
 
 def _train_sources() -> FakeDocs:
-    """The source abstracts of the PubMedQA train questions, as the index stores them."""
+    """The shipped source abstracts of the PubMedQA train questions (sentences cut as the fakes cut them)."""
     train, _ = split_questions(load_questions())
     docs = read_documents(DEFAULT_CORPUS[:1])  # the shipped abstracts (JSON lines)
     return FakeDocs({q.pmid: docs[q.pmid] for q in train})
