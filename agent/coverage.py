@@ -588,6 +588,30 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
     return has_key
 
 
+def in_passing(concepts: list[Concept], covered: set[int], doc: Document, sentences: list[str]) -> list[int]:
+    """The covered key concepts and subject this abstract names only in passing: not in its title or MeSH
+    headings and in at most one of its sentences. A raloxifene trial "compared with tamoxifen" once covers
+    "tamoxifen", but its raloxifene results say nothing of tamoxifen. None for an abstract without a title:
+    a PubMedQA context names its topic in the question it came with, often once in its own text (the rule
+    doubled false abstention on held-out PubMedQA questions, 0.08 -> 0.16, when it read those too)."""
+    if not doc.title.strip():
+        return []
+    heading = DocumentTerms(" ".join([doc.title, *(f"{h};" for h in doc.mesh)]))
+    return [
+        i
+        for i in sorted(covered)
+        if concepts[i].role in ("", "subject")
+        and not covers(concepts[i], heading)
+        and sum(covers(concepts[i], DocumentTerms(s)) for s in sentences) <= 1
+    ]
+
+
+def names_all(text: str, concepts: list[Concept]) -> bool:
+    """Whether a sentence names each of these concepts (read as `covers` reads an abstract)."""
+    own = DocumentTerms(text)
+    return all(covers(c, own) for c in concepts)
+
+
 def uncited_concepts(text: str, concepts: list[Concept], cited: set[str]) -> list[str]:
     """The concepts a generated sentence names (read as `covers` reads an abstract) that are not in `cited`,
     the concepts its cited abstracts cover: "The mechanism of statin-induced muscle pain ...", citing an

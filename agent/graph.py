@@ -43,7 +43,9 @@ from biocite.agent.coverage import (
     coverage,
     covers,
     evidence_caveats,
+    in_passing,
     key_concepts,
+    names_all,
     never_indexed,
     outcome_parts,
     respelling_notes,
@@ -398,7 +400,7 @@ class Agent:
         )
 
     def attribute(self, state: AgentState) -> AgentState:
-        docs, _ = self._documents(state["hits"])
+        docs, sentences = self._documents(state["hits"])
         choose = partial(
             self.choose_evidence, state["standalone"], state["hits"], state.get("retrieval_scores", {})
         )
@@ -409,7 +411,9 @@ class Agent:
         enough = self.sufficient(evidence)
         if self.findings is not None and not enough:
             enough = self.sufficient(choose(answer_model=False))
-        evidence, covered, unknown, readings = self._cover(state["standalone"], evidence, docs, notes)
+        evidence, covered, unknown, readings = self._cover(
+            state["standalone"], evidence, docs, sentences, notes
+        )
         if evidence:  # the margin is on the embedding scale, so it comes before any LLM judgement
             floor = max(e.relevance for e in evidence) - self.config.relevance_margin
             keep = self.config.min_evidence  # a very strong best sentence must not leave the rest thin
@@ -614,7 +618,7 @@ class Agent:
     def finalize(self, state: AgentState) -> AgentState:
         hits = state.get("hits", [])
         retrieved = {h.pmid for h in hits}
-        notes = list(state.get("notes", []))
+        notes = list(dict.fromkeys(state.get("notes", [])))  # a note repeated by each round, once
         sentences = state.get("sentences", [])
         missing = state.get("not_covered") or []
         if sentences and (state.get("verdict") in ("yes", "no", "mixed") or missing):
@@ -784,11 +788,17 @@ class Agent:
         return {h.pmid: h.document for h in found if h.document}, {h.pmid: h.sentences for h in found}
 
     def _cover(
-        self, question: str, evidence: list[Evidence], docs: dict[str, Document], notes: list[str]
+        self,
+        question: str,
+        evidence: list[Evidence],
+        docs: dict[str, Document],
+        sentences: dict[str, list[Sentence]],
+        notes: list[str],
     ) -> tuple[list[Evidence], Coverage | None, list[str], list[str]]:
-        """Keep the evidence of the abstracts covering the most key concepts; name the concepts the whole
-        index never mentions (nothing can be said: the agent abstains) and how unseen question words were
-        read in the evidence kept (also noted)."""
+        """Keep the evidence of the abstracts covering the most key concepts (of an abstract naming one only
+        in passing, the sentences naming it); name the concepts the whole index never mentions (nothing can
+        be said: the agent abstains) and how unseen question words were read in the evidence kept (also
+        noted)."""
         df = self.doc_freqs
         if df is None or not evidence:
             return evidence, None, [], []
@@ -821,7 +831,35 @@ class Agent:
         # concept whose rarest word is absent but whose other words are there ("hereditary transthyretin
         # V30M amyloidosis" vs "Val30Met") is only listed as not covered.
         unknown = [c.text for i, c in enumerate(concepts) if i not in union and never_indexed(c, df)]
-        return [e for e in evidence if e.pmid in best], Coverage(concepts, covered), unknown, readings
+        kept = [e for e in evidence if e.pmid in best]
+        kept = self._naming_in_passing(kept, concepts, covered, docs, sentences, notes)
+        return kept, Coverage(concepts, covered), unknown, readings
+
+    @staticmethod
+    def _naming_in_passing(
+        evidence: list[Evidence],
+        concepts: list[Concept],
+        covered: dict[str, set[int]],
+        docs: dict[str, Document],
+        sentences: dict[str, list[Sentence]],
+        notes: list[str],
+    ) -> list[Evidence]:
+        """Of an abstract naming a key concept or the subject only in passing, only the evidence sentences
+        that name it: a raloxifene trial's results, "compared with tamoxifen" once, answered a tamoxifen
+        question (noted, with what was dropped)."""
+        passing: dict[str, list[Concept]] = {}
+        for p in dict.fromkeys(e.pmid for e in evidence):
+            texts = [s.text for s in sentences[p]]
+            passing[p] = [concepts[i] for i in in_passing(concepts, covered[p], docs[p], texts)]
+        kept = [e for e in evidence if names_all(e.span.text, passing[e.pmid])]
+        for pmid, named in passing.items():
+            dropped = sum(e.pmid == pmid for e in evidence) - sum(e.pmid == pmid for e in kept)
+            if named and dropped:
+                notes.append(
+                    f"PMID {pmid} names {', '.join(c.text for c in named)} only in passing: "
+                    f"{dropped} of its evidence sentences that do not were dropped"
+                )
+        return kept
 
     def question_concepts(self, question: str) -> list[Concept]:
         """The question's key concepts, asked outcome, setting and subject (agent/coverage.py); none without

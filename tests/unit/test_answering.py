@@ -42,6 +42,7 @@ from biocite.errors import ModelError
 from biocite.heads import LinearModel
 from biocite.records import Answer, AnswerSentence, Citation, Document, Evidence, Sentence, Span
 from biocite.tokenize import tokenize
+from tests.conftest import DATA
 from tests.unit.agent_fakes import (
     ABSTRACTS,
     FakeDocs,
@@ -975,3 +976,54 @@ def test_a_concept_is_shown_with_the_of_phrase_that_completes_it() -> None:
     # an "of" phrase whose word is a concept of its own is not glued on
     concepts = key_concepts("Is the severity of psoriasis linked to obesity?", _df("psoriasis obesity"), 0.03)
     assert all(" of " not in c.label for c in concepts)
+
+
+def _fillers(n: int) -> dict[str, tuple[str, str]]:
+    """`n` abstracts on nothing asked about, so that the asked concepts are rare in the fake index."""
+    return {
+        str(800 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.") for i in range(n)
+    }
+
+
+def _corpus_abstracts(*pmids: str) -> dict[str, tuple[str, str]]:
+    """These abstracts of the embedded corpus, as (title, abstract)."""
+    rows = (json.loads(line) for line in (DATA / "corpus" / "abstracts.jsonl").open())
+    return {r["pmid"]: (r["title"], r["abstract"]) for r in rows if r["pmid"] in pmids}
+
+
+def test_an_abstract_naming_the_subject_in_passing_gives_only_its_sentences_that_name_it() -> None:
+    """`biocite ask --mode extractive "Does tamoxifen increase the risk of endometrial cancer?"` (2026-12-01)
+    quoted a raloxifene trial's results ("Raloxifene did not increase risk for ... endometrial cancer"): its
+    abstract covers "tamoxifen" through one objective sentence. Such an abstract now gives only evidence naming
+    the subject; one naming it in its title keeps its other sentences."""
+    treated = "Endometrial cancer risk rose threefold in the treated women (95% CI 2 to 5)."
+    abstracts = {
+        **_corpus_abstracts("9579567", "15458908", "9672273"),
+        "990": ("Tamoxifen and the endometrium", f"{treated} Tamoxifen was given for five years."),
+        **_fillers(30),
+    }
+    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
+    agent = Agent(
+        agent_settings(*bars, "agent.max_subject_df=0.2", "agent.evidence_per_doc=4", "agent.max_words=400"),
+        retriever=TokenDocsRetriever(abstracts),
+    )
+    answer = agent.ask("Does tamoxifen increase the risk of endometrial cancer?", mode="extractive")
+    quoted = [(c.pmid, e.span.text) for s in answer.sentences for c in s.citations for e in c.evidence]
+    assert [t for p, t in quoted if p == "15458908"] == []  # none of its evidence names tamoxifen
+    assert ("990", treated) in quoted
+    assert any(n.startswith("PMID 15458908 names tamoxifen only in passing") for n in answer.trace.notes)
+
+
+def test_a_note_each_round_repeats_is_said_once() -> None:
+    """`biocite ask --trace` printed "key concepts: ..." once per retrieval round; the trace now says it once."""
+    abstracts = {
+        **_corpus_abstracts("9579567", "9672273"),
+        **_fillers(30),
+    }
+    settings = agent_settings("agent.min_top_relevance=0.95", "agent.max_subject_df=0.2")  # thin: two rounds
+    agent = Agent(settings, retriever=TokenDocsRetriever(abstracts))
+    answer = agent.ask("Does tamoxifen increase the risk of endometrial cancer?", mode="extractive")
+    assert answer.trace.rounds == 2
+    assert [n for n in answer.trace.notes if n.startswith("key concepts")] == [
+        "key concepts: tamoxifen (subject); endometrial cancer (outcome)"
+    ]
