@@ -635,9 +635,11 @@ def _has_term(term: str, terms: DocumentTerms) -> bool:
     "elderly"), or a compound ("vitamin d") as a phrase of its words."""
     if " " in term:  # as written, or its words' stems ("grades C" is covered by "grade C")
         words = re.findall(r"[a-z0-9]+", term)
+        phrase = " ".join(words)
         return (
-            f" {' '.join(words)} " in terms.flat
+            f" {phrase} " in terms.flat
             or f" {' '.join(map(_phrase_stem, words))} " in terms.stem_flat
+            or f"hydroxy{phrase} " in terms.flat  # "25-hydroxyvitamin D" is vitamin D
         )
     if term in terms.stems or american_spelling(term) in terms.spellings:
         return True

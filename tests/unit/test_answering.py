@@ -100,6 +100,9 @@ def test_vitamin_d_is_not_covered_by_vitamin_k_evidence() -> None:
     vitamin_d = concepts[0]
     assert not covers(vitamin_d, _doc("Vitamin K2 and bone", "Vitamin K reduced fractures."))
     assert covers(vitamin_d, _doc("", "Daily vitamin D did not reduce hip fractures."))
+    # its hydroxylated forms name it (a cataract study of serum 25-hydroxyvitamin D was read as off vitamin D)
+    assert covers(vitamin_d, _doc("", "Serum 25-hydroxyvitamin D and 1,25-dihydroxyvitamin D were measured."))
+    assert not covers(vitamin_d, _doc("", "Serum 25-hydroxyvitamin E was measured."))
 
 
 def test_gestational_diabetes_is_not_covered_by_type_2_diabetes_trials() -> None:
