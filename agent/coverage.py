@@ -173,12 +173,15 @@ OUTCOME_VERBS = frozenset(
 # More verbs of effect, as written (not stems: "accelerated partial breast radiation", "contrast-enhanced" and
 # "Attenuation of ..." name no outcome): they end a chunk and name the outcome. "Does acupuncture relieve
 # chronic low back pain?" was one chunk, and a study of acupuncture for vocal fold lesions answered it "yes".
+# A test's target condition is named so too: "Is ultrasound accurate for diagnosing | appendicitis?" was
+# answered from ultrasound studies of fractures and penile cancer ("appendicitis", in 4 abstracts, is above the
+# key-concept bar); not "diagnosed with | X" nor "detected in | X", which name the population.
 EFFECT_VERBS = frozenset(
     """relieve relieves alleviate alleviates ameliorate ameliorates attenuate attenuates ease eases suppress
     suppresses exacerbate exacerbates aggravate aggravates mitigate mitigates minimize minimizes minimise
     minimises boost boosts restore restores stimulate stimulates eliminate eliminates enhance enhances promote
     promotes inhibit inhibits trigger triggers accelerate accelerates impair impairs extend extends predispose
-    predisposes treat treats cure cures""".split()
+    predisposes treat treats cure cures diagnose diagnoses diagnosing detect detects detecting""".split()
 )
 
 # An association names its outcome as an outcome verb does, when its link word follows: "Is metformin
@@ -265,14 +268,18 @@ ORGAN_WORDS = [
     ("ocular", "eye"), ("dental", "tooth"), ("dental", "teeth"), ("osseous", "bone"), ("muscular", "muscle"),
     ("nasal", "nose"), ("splenic", "spleen"), ("mammary", "breast"),
 ]  # fmt: skip
-# Words of age groups that name the same population: "older patients" are the abstract's "elderly". Not
-# "paediatric" / "child": "Child-Pugh" (a surname) made a cirrhosis abstract cover "pediatric".
-AGE_WORDS = [("older", "elderly")]
+# Words of age groups that name the same population: "older patients" are the abstract's "elderly", "children"
+# its "pediatric" patients. Not "paediatric" / "child": "Child-Pugh" (a surname) made a cirrhosis abstract cover
+# "pediatric".
+AGE_WORDS = [("older", "elderly"), ("children", "pediatric"), ("children", "paediatric")]
+# A test's plain name and the one abstracts write: "ultrasound" is "ultrasonography" (an appendicitis study in
+# children said only "abdominal ultrasonography").
+TEST_WORDS = [(word, "ultrasound") for word in ("ultrasonography", "ultrasonographic", "sonography", "sonographic")]
 
 
 def _synonyms() -> dict[str, set[str]]:
     pairs: dict[str, set[str]] = {}
-    for one, other in ORGAN_WORDS + AGE_WORDS:
+    for one, other in ORGAN_WORDS + AGE_WORDS + TEST_WORDS:
         a, b = (tokenize(w, stem=True)[0] for w in (one, other))
         pairs.setdefault(a, set()).add(b)
         pairs.setdefault(b, set()).add(a)

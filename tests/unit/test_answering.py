@@ -211,6 +211,18 @@ def test_a_verb_of_effect_ends_the_subject_and_names_the_outcome() -> None:
     assert asked_subject("Does acupuncture relieve chronic low back pain?") == "acupuncture"
 
 
+def test_a_tests_target_condition_is_the_asked_outcome() -> None:
+    """`biocite ask --mode extractive "Is ultrasound accurate for diagnosing appendicitis in children?"`
+    (2026-12-01) quoted ultrasound studies of limb fractures and penile cancer: "appendicitis" (in 4 of the 5,136
+    abstracts, above the key-concept bar) was checked by no bar. The object of "diagnose" or "detect" is the
+    asked outcome; "diagnosed with | X" and "detected in | X" still name the population."""
+    assert asked_outcome("Is ultrasound accurate for diagnosing appendicitis in children?") == "appendicitis"
+    assert asked_outcome("Can MRI detect prostate cancer?") == "prostate cancer"
+    assert asked_outcome("Does the Alvarado score help diagnose appendicitis?") == "appendicitis"
+    assert asked_outcome("Is survival worse in patients diagnosed with pancreatic cancer?") is None
+    assert asked_setting("Is HPV DNA detected in oral cancer?") == "oral cancer"
+
+
 def test_after_names_the_setting() -> None:
     """`biocite ask "Do beta blockers reduce mortality after myocardial infarction?"` (2026-12-01) quoted a
     review of beta blockers in sepsis: "myocardial infarction" was checked by no bar. "after | X" names the
@@ -346,6 +358,13 @@ def test_letter_compounds_and_age_groups() -> None:
     older = key_concepts("Is aspirin safe in older patients?", df, 0.0, 0.0, 1.0)[-1]
     assert older.text == "older" and covers(older, _doc("", "Aspirin in the elderly."))
     assert not covers(older, _doc("", "Aspirin in young adults."))
+    # "children" are the abstract's pediatric patients; a test's plain name is the one abstracts write
+    children = key_concepts("Is ultrasound accurate in children?", _df("pediatric", n_other=4), 0.0, 0.0, 1.0)
+    assert children[-1].text == "children"
+    assert covers(children[-1], _doc("", "Ultrasound in paediatric fracture diagnosis."))
+    assert not covers(children[-1], _doc("", "Child-Pugh class B cirrhosis."))
+    ultrasound = key_concepts("Is ultrasound accurate?", _df("ultrasonography", n_other=4), 0.5)[0]
+    assert covers(ultrasound, _doc("", "Most underwent abdominal ultrasonography (14.6%)."))
 
 
 def test_template_words_are_not_concepts() -> None:
