@@ -175,13 +175,17 @@ OUTCOME_VERBS = frozenset(
 # chronic low back pain?" was one chunk, and a study of acupuncture for vocal fold lesions answered it "yes".
 # A test's target condition is named so too: "Is ultrasound accurate for diagnosing | appendicitis?" was
 # answered from ultrasound studies of fractures and penile cancer ("appendicitis", in 4 abstracts, is above the
-# key-concept bar); not "diagnosed with | X" nor "detected in | X", which name the population.
+# key-concept bar); not "diagnosed with | X" nor "detected in | X", which name the population. Words of harm
+# do too: "Does cyclophosphamide harm | the bladder?" had the subject "cyclophosphamide harm", "Is acetaminophen
+# toxic to | the liver?" "acetaminophen toxic", and "Is quinine in tonic water dangerous?" the setting "tonic
+# water dangerous".
 EFFECT_VERBS = frozenset(
     """relieve relieves alleviate alleviates ameliorate ameliorates attenuate attenuates ease eases suppress
     suppresses exacerbate exacerbates aggravate aggravates mitigate mitigates minimize minimizes minimise
     minimises boost boosts restore restores stimulate stimulates eliminate eliminates enhance enhances promote
     promotes inhibit inhibits trigger triggers accelerate accelerates impair impairs extend extends predispose
-    predisposes treat treats cure cures diagnose diagnoses diagnosing detect detects detecting""".split()
+    predisposes treat treats cure cures diagnose diagnoses diagnosing detect detects detecting harm harms
+    damage damages injure injures toxic harmful dangerous""".split()
 )
 
 # An association names its outcome as an outcome verb does, when its link word follows: "Is metformin

@@ -211,6 +211,17 @@ def test_a_verb_of_effect_ends_the_subject_and_names_the_outcome() -> None:
     assert asked_subject("Does acupuncture relieve chronic low back pain?") == "acupuncture"
 
 
+def test_words_of_harm_end_the_subject_and_name_the_outcome() -> None:
+    """`biocite ask "Does cyclophosphamide harm the bladder?"` (2026-12-01) said "not covered: cyclophosphamide
+    harm" over cyclophosphamide bladder cancer studies; "Is acetaminophen toxic to the liver?" had the subject
+    "acetaminophen toxic", and "Is quinine in tonic water dangerous?" the setting "tonic water dangerous"."""
+    assert asked_subject("Does cyclophosphamide harm the bladder?") == "cyclophosphamide"
+    assert asked_outcome("Does cyclophosphamide harm the bladder?") == "bladder"
+    assert asked_outcome("Is acetaminophen toxic to the liver?") == "liver"
+    assert asked_outcome("Does lithium damage the kidney?") == "kidney"
+    assert asked_setting("Is quinine in tonic water dangerous?") == "tonic water"
+
+
 def test_a_tests_target_condition_is_the_asked_outcome() -> None:
     """`biocite ask --mode extractive "Is ultrasound accurate for diagnosing appendicitis in children?"`
     (2026-12-01) quoted ultrasound studies of limb fractures and penile cancer: "appendicitis" (in 4 of the 5,136
