@@ -278,7 +278,9 @@ ORGAN_WORDS = [
 AGE_WORDS = [("older", "elderly"), ("children", "pediatric"), ("children", "paediatric")]
 # A test's plain name and the one abstracts write: "ultrasound" is "ultrasonography" (an appendicitis study in
 # children said only "abdominal ultrasonography").
-TEST_WORDS = [(word, "ultrasound") for word in ("ultrasonography", "ultrasonographic", "sonography", "sonographic")]
+TEST_WORDS = [
+    (word, "ultrasound") for word in ("ultrasonography", "ultrasonographic", "sonography", "sonographic")
+]
 
 
 def _synonyms() -> dict[str, set[str]]:
