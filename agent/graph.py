@@ -856,7 +856,7 @@ class Agent:
             dropped = sum(e.pmid == pmid for e in evidence) - sum(e.pmid == pmid for e in kept)
             if named and dropped:
                 notes.append(
-                    f"PMID {pmid} names {', '.join(c.text for c in named)} only in passing: "
+                    f"PMID {pmid} names {', '.join(c.label for c in named)} only in passing: "
                     f"{dropped} of its evidence sentences that do not were dropped"
                 )
         return kept

@@ -1,7 +1,7 @@
 """How often the in-passing rule fires, and what it drops (issue 12, item 2: never substitute another entity).
 
-An abstract that names a key concept or the subject only in passing (not in its title or MeSH headings, in at
-most one sentence) gives only its evidence sentences that name it (`agent/coverage.py` `in_passing`): a
+An abstract that has a title and names a key concept or the subject only in passing (not in its title or MeSH
+headings, in at most one sentence) gives only its evidence sentences that name it (`agent/coverage.py` `in_passing`): a
 raloxifene trial "compared with tamoxifen" once no longer answers a tamoxifen question with raloxifene
 results. No label says which dropped sentence was on the asked entity, so this bench asks, in extractive
 mode, the expert questions (K-QA, BioGen 2024/2025; no bar was fitted on them), the held-out PubMedQA
