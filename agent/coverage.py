@@ -610,13 +610,13 @@ def in_passing(concepts: list[Concept], covered: set[int], doc: Document, senten
     if not doc.title.strip():
         return []
     heading = DocumentTerms(" ".join([doc.title, *(f"{h};" for h in doc.mesh)]))
-    return [
-        i
-        for i in sorted(covered)
-        if concepts[i].role in ("", "subject")
-        and not covers(concepts[i], heading)
-        and sum(covers(concepts[i], DocumentTerms(s)) for s in sentences) <= 1
+    unheaded = [
+        i for i in sorted(covered) if concepts[i].role in ("", "subject") and not covers(concepts[i], heading)
     ]
+    if not unheaded:  # the usual case: no sentence need be read
+        return []
+    own = [DocumentTerms(s) for s in sentences]  # read once, not once per concept
+    return [i for i in unheaded if sum(covers(concepts[i], t) for t in own) <= 1]
 
 
 def names_all(text: str, concepts: list[Concept]) -> bool:
