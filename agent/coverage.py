@@ -70,7 +70,7 @@ import string
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Literal
 
 from biocite.populations import mentions_animals, studied_in_animals
@@ -188,6 +188,10 @@ EFFECT_VERBS = frozenset(
     damage damages injure injures toxic harmful dangerous""".split()
 )
 
+# An organ's poison names the outcome by itself: "Is vinorelbine cardiotoxic?" had the subject "vinorelbine
+# cardiotoxic", and "hepatotoxic", "nephrotoxic", "ototoxic" are so too.
+TOXIC = "toxic"
+
 # An association names its outcome as an outcome verb does, when its link word follows: "Is metformin
 # associated with | lactic acidosis?", "linked to | X", "correlate with | Y", "a risk factor for | Z". Not
 # "HIV-related | salivary gland disease" (no link word). "lactic acidosis" was checked by no bar, and hepatotoxicity
@@ -273,14 +277,55 @@ ORGAN_WORDS = [
     ("nasal", "nose"), ("splenic", "spleen"), ("mammary", "breast"),
 ]  # fmt: skip
 # Words of age groups that name the same population: "older patients" are the abstract's "elderly", "children"
-# its "pediatric" patients. Not "paediatric" / "child": "Child-Pugh" (a surname) made a cirrhosis abstract cover
-# "pediatric".
-AGE_WORDS = [("older", "elderly"), ("children", "pediatric"), ("children", "paediatric")]
+# its "pediatric" patients or "a child". "Child-Pugh" (a surname) is no child: an abstract's "Child-Pugh" is read
+# as "Pugh" (`DocumentTerms`; it made a cirrhosis abstract cover "pediatric").
+AGE_WORDS = [
+    ("older", "elderly"),
+    ("children", "pediatric"),
+    ("children", "paediatric"),
+    ("children", "child"),
+]
+_CHILD_PUGH = re.compile(r"\bchild(?:'s)?[-\s]+(?=(?:turcotte[-\s]+)?pugh\b)", re.IGNORECASE)
 # A test's plain name and the one abstracts write: "ultrasound" is "ultrasonography" (an appendicitis study in
 # children said only "abdominal ultrasonography").
 TEST_WORDS = [
     (word, "ultrasound") for word in ("ultrasonography", "ultrasonographic", "sonography", "sonographic")
 ]
+
+
+# The noun and the adjective of one disease, organ or finding, as (noun ending, adjective ending, shortest
+# core): "parkinsonian patients" have Parkinson's disease, "asthmatic children" asthma, "epileptic" patients
+# epilepsy, a "metastatic" cancer metastases; an "anemic" patient anemia, the "myocardial" the myocardium.
+# Each pair was kept after reading every pair of index words it joins (bench/agent_concepts.py prints them);
+# pairs that mostly joined unrelated words are left out ("e" / "al": fate / fatal, "a" / "al": substantia /
+# substantial, "us" / "ic": status / static, "itis" / "ic": hepatitis / hepatic).
+WORD_FORMS = [
+    ("sis", "tic", 4), ("sy", "tic", 4), ("sia", "tic", 4), ("ia", "ic", 4), ("a", "atic", 4), ("a", "atous", 4),
+    ("y", "ic", 4), ("y", "ical", 4), ("is", "ic", 4), ("um", "al", 4), ("ium", "ial", 4), ("us", "al", 3),
+    ("us", "eal", 4), ("ism", "istic", 4), ("ancy", "ant", 4), ("", "ian", 5),
+]  # fmt: skip
+
+
+def singular(word: str) -> str:
+    """A lower-case plural as its singular, roughly: "metastases" -> "metastasis", "asthmatics" -> "asthmatic"."""
+    if word.endswith("ses"):
+        return word[:-2] + "is"
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=1 << 16)
+def word_forms(word: str) -> frozenset[tuple[str, int]]:
+    """The (core, pair) keys of a lower-case word, one per WORD_FORMS ending its singular has: two words
+    sharing a key are one thing's noun and adjective."""
+    word = singular(word)
+    keys = set()
+    for pair, (noun, adjective, shortest) in enumerate(WORD_FORMS):
+        for ending in (noun, adjective):
+            if word.endswith(ending) and len(word) - len(ending) >= shortest:
+                keys.add((word[: len(word) - len(ending)], pair))
+    return frozenset(keys)
 
 
 def _synonyms() -> dict[str, set[str]]:
@@ -353,6 +398,7 @@ def _phrase_stem(word: str) -> str:
     return _stem(word) or word
 
 
+@lru_cache(maxsize=1 << 16)  # coverage stems the question's words for every abstract it reads
 def _stem(word: str) -> str | None:
     tokens = tokenize(word, stem=True)
     return tokens[0] if tokens else None
@@ -396,10 +442,13 @@ def _question_words(question: str) -> list[str]:
 def _parts(word: str) -> list[str]:
     """The word's parts as the index cuts them, but a single letter hyphened to the next part stays with it
     as a phrase: "C-reactive" is "C reactive" (the letter was glued to the word before: "sensitivity C"), and
-    "T-cells" is "T cells"."""
+    "T-cells" is "T cells". So does a compound of two words joined by a stop word: "mother-to-infant" (its
+    "to" cut the question to the outcome "mother"), but not "head-to-head" (a design, not a concept)."""
     parts = compound_parts(word)
     if len(parts) > 1 and len(parts[0]) == 1 and parts[0].isalpha():
         return [f"{parts[0]} {parts[1]}", *parts[2:]]
+    if len(parts) == 3 and parts[1].casefold() in STOPWORDS and parts[0].casefold() != parts[2].casefold():
+        return [" ".join(parts)]
     return parts
 
 
@@ -428,6 +477,10 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             continue
         # numbers are not concepts, nor are number compounds ("19-9"; "fourteen years" is not either, but is rare)
         if _SEPARATOR.sub("", low).isdigit():
+            continue
+        if low.endswith(TOXIC) and len(low) > len(TOXIC):  # "Is X cardiotoxic?": the outcome, alone
+            chunks.extend([([word], "outcome"), ([], "")])
+            pending = ""
             continue
         if " " in word:  # a letter and its word ("C reactive"): a phrase, whatever its parts are alone
             stem, cut = None, False
@@ -525,7 +578,7 @@ class DocumentTerms:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.stems = set(tokenize(text, stem=True))
+        self.stems = set(tokenize(_CHILD_PUGH.sub("", text), stem=True))
         self.flat = " " + " ".join(re.findall(r"[a-z0-9]+", text.casefold())) + " "
         self.words = set(re.findall(r"[A-Za-z0-9]+", text))
         self._sequence = re.findall(r"[a-z0-9]+", text.casefold())
@@ -541,6 +594,11 @@ class DocumentTerms:
     def stem_flat(self) -> str:
         """The abstract's words stemmed, in order, for phrases ("grade c"); built on the first phrase missed."""
         return f" {' '.join(map(_phrase_stem, self._sequence))} "
+
+    @cached_property
+    def forms(self) -> set[tuple[str, int]]:
+        """The `word_forms` keys of the abstract's words (built on the first lookup a stem misses)."""
+        return {key for w in set(self._sequence) if w.isalpha() for key in word_forms(w)}
 
     @cached_property
     def spellings(self) -> set[str]:
@@ -595,10 +653,22 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
     if initials and initials in terms.words:
         return True
     key = concept.terms[0]
-    has_key = _has_term(key, terms) or bool(read_as(concept, terms)) or _spelt_out(concept, terms)
+    has_key = _has_form(concept, key, terms) or bool(read_as(concept, terms)) or _spelt_out(concept, terms)
     if concept.outcome:  # "muscle pain" is covered neither by "abdominal pain" nor by "muscle fibres"
-        return has_key and all(_has_term(t, terms) for t in concept.terms[1:])
+        return has_key and all(_has_form(concept, t, terms) for t in concept.terms[1:])
     return has_key
+
+
+def _has_form(concept: Concept, term: str, terms: DocumentTerms) -> bool:
+    """The term is in the abstract (`_has_term`), or the noun or adjective of its word is ("parkinsonian" for
+    "Parkinson", `WORD_FORMS`). An inflammation must be written out: the stemmer makes "hepatitis" and
+    "hepatic" one stem, so any abstract on the liver covered "hepatitis"."""
+    asked = [w.casefold() for w in concept.words if _stem(w.casefold()) == term]
+    if inflamed := [w for w in asked if w.endswith("itis")]:
+        return any(f" {w} " in terms.flat or f" {w[:-2]}des " in terms.flat for w in inflamed)
+    if _has_term(term, terms):
+        return True
+    return bool({key for w in asked for key in word_forms(w)} & terms.forms)
 
 
 def in_passing(concepts: list[Concept], covered: set[int], doc: Document, sentences: list[str]) -> list[int]:

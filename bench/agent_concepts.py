@@ -43,6 +43,11 @@ seed 13, 60 % train / 40 % held out), the same split as bench/agent_answers.py.
 - conversational words: the concepts that words of conversation ("okay", "anything", "someone") made in
   the expert questions (K-QA and BioGen 2024/2025 topics), and how many PubMedQA and unanswerable questions
   change, with and without `coverage.CONVERSATIONAL`.
+- word forms: every pair of index words the noun / adjective reading joins ("parkinsonian" / "Parkinson",
+  `coverage.WORD_FORMS`; printed, to be read), and the false miss of every concept on the source abstracts
+  and the partial outcome swaps detected with and without it.
+- all terms (measured, not shipped): the false miss of the setting and the subject if they were covered by all
+  their terms, as an asked outcome is, rather than by the rarest.
 - spellings: the groups of index terms that British -> American spelling merges (printed, to be read: a
   merge of two different words would be a defect), and for the expert questions (K-QA and BioGen
   2024/2025 topics) each concept whose required (rarest) term the index has in both spellings, with how many
@@ -58,6 +63,7 @@ import dataclasses
 import json
 import os
 import random
+import re
 from collections.abc import Callable
 from pathlib import Path
 from unittest import mock
@@ -454,6 +460,80 @@ def spelling_report(corpus: Corpus, key_bar: float, outcome_bar: float) -> None:
             print(f"  {question[:60]!r}: {key!r} ({c.text!r}) in {exact} -> {either} abstracts")
 
 
+def word_forms_report(
+    train: list[Question], held_out: list[Question], corpus: Corpus, bars: dict[str, float]
+) -> None:
+    """Every pair of index words that `coverage.WORD_FORMS` joins (to be read: a pair of unrelated words is
+    a defect), then the false miss of every role on the source abstracts and the partial outcome swaps
+    detected, with the noun / adjective reading and without it (the reference, same run)."""
+    vocabulary = {w for t in corpus.terms.values() for w in re.findall(r"[a-z]+", t.flat)}
+    groups: dict[tuple[str, int], set[str]] = {}
+    for word in vocabulary:
+        for key in coverage.word_forms(word):
+            groups.setdefault(key, set()).add(word)
+    for pair, (noun, adjective, _) in enumerate(coverage.WORD_FORMS):
+        joined = sorted(  # not a plural and its singular (listed by every pair)
+            "/".join(sorted(g))
+            for (_, p), g in groups.items()
+            if p == pair and len(set(map(_stem, g))) > 1 and len(set(map(coverage.singular, g))) > 1
+        )
+        print(f"word forms -{noun or '()'} / -{adjective}: {len(joined)} groups: {' '.join(joined)}")
+    roles = ("", "outcome", "setting", "subject")
+    without = mock.patch.object(
+        coverage, "_has_form", lambda _c, term, terms: coverage._has_term(term, terms)
+    )
+    print("expert questions (K-QA, BioGen 2024/2025): concepts the word forms change the coverage of")
+    for question in expert_questions():
+        for c in key_concepts(question, corpus.df, **bars):
+            # only an abstract sharing a form with the concept's words, or any for an inflammation, can change
+            asked = {key for w in c.words for key in coverage.word_forms(w.casefold())}
+            inflamed = any(w.casefold().endswith("itis") for w in c.words)
+            maybe = [t for t in corpus.terms.values() if inflamed or asked & t.forms]
+            with without:
+                before = sum(covers(c, t) for t in maybe)
+            after = sum(covers(c, t) for t in maybe)
+            if after != before:
+                print(f"  {question[:60]!r}: {c.described()!r}: {after - before:+d} abstracts cover it")
+    for name, part in (("TRAIN", train), ("HELD-OUT", held_out)):
+        swapped = partial_outcome_swaps(part, corpus, bars)
+        with without:
+            ref = (
+                false_miss(part, corpus, bars, roles),
+                partial_swap_figures(part, swapped, corpus, bars, covers)[1],
+            )
+        new = (
+            false_miss(part, corpus, bars, roles),
+            partial_swap_figures(part, swapped, corpus, bars, covers)[1],
+        )
+        print(
+            f"{name}: false miss (any concept) {ref[0]:.3f} -> {new[0]:.3f} with word forms; partial outcome "
+            f"swaps detected {ref[1]:.3f} -> {new[1]:.3f} ({len(swapped)})"
+        )
+
+
+def all_terms_report(
+    train: list[Question], held_out: list[Question], corpus: Corpus, bars: dict[str, float]
+) -> None:
+    """Measured, not shipped: a setting or subject covered by ALL its terms, as an asked outcome is ("head injury"
+    is covered by a cancer abstract's "head and neck" under the shipped rarest-term rule)."""
+
+    def all_terms(concept: Concept, terms: DocumentTerms) -> bool:
+        if concept.role in ("setting", "subject") and len(concept.terms) > 1:
+            return covers(dataclasses.replace(concept, role="outcome"), terms)
+        return covers(concept, terms)
+
+    for name, part in (("TRAIN", train), ("HELD-OUT", held_out)):
+        row = []
+        for role in ("setting", "subject"):
+            shipped, every = (false_miss(part, corpus, bars, (role,), rule) for rule in (covers, all_terms))
+            row.append(f"{role} {shipped:.3f} -> {every:.3f}")
+        print(f"{name}: false miss with a setting / subject covered by all its terms: {'; '.join(row)}")
+
+
+def _stem(word: str) -> str:
+    return next(iter(tokenize(word, stem=True)), word)
+
+
 def association_report(
     train: list[Question], held_out: list[Question], corpus: Corpus, key_bar: float, bar: float
 ) -> None:
@@ -516,6 +596,8 @@ def main() -> None:
     roles_report(corpus, bars)
     expert_subjects_report(corpus, bars)
     spelling_report(corpus, key_bar, settings.agent.max_outcome_df)
+    word_forms_report(train, held_out, corpus, bars)
+    all_terms_report(train, held_out, corpus, bars)
     pubmedqa = [q.question for q in train + held_out]
     conversational_report(corpus, key_bar, settings.agent.max_outcome_df, pubmedqa + unanswerable_questions())
     n, read = unanswerable_read(corpus, key_bar)

@@ -376,6 +376,62 @@ def test_letter_compounds_and_age_groups() -> None:
     assert not covers(children[-1], _doc("", "Child-Pugh class B cirrhosis."))
     ultrasound = key_concepts("Is ultrasound accurate?", _df("ultrasonography", n_other=4), 0.5)[0]
     assert covers(ultrasound, _doc("", "Most underwent abdominal ultrasonography (14.6%)."))
+    # "a child" is one of the children asked about; Child-Pugh is no child
+    assert covers(children[-1], _doc("Cardiac arrest in a child with cerebral palsy.", ""))
+    assert not covers(children[-1], _doc("", "Child's-Pugh score, Child Pugh and Child-Turcotte-Pugh class."))
+
+
+def test_a_noun_is_covered_by_its_adjective() -> None:
+    """`biocite ask "Does levodopa lower blood pressure in Parkinson's disease?"` (2026-12-01) said "not covered:
+    blood pressure" over levodopa dyskinesia studies: the index's study of levodopa's hypotensive effect, its
+    first hit, is on "parkinsonian patients", so it did not cover the setting and was ranked below them. The
+    noun and adjective of one disease or organ cover each other (`WORD_FORMS`); unrelated words that share
+    letters do not."""
+    common = ("disease", "blood pressure", "beta blockers", "lamotrigine", "valproate", "surgery", "common")
+    df = _df("parkinson", "asthma", "epilepsy", "fetus", "metastasis", "hepatitis", "substantia", *common * 3)
+    asked = "Does levodopa lower blood pressure in Parkinson's disease?"
+    setting = key_concepts(asked, df, 0.0, 0.0, 1.0)[-1]
+    assert setting.text == "Parkinson disease"
+    assert covers(setting, _doc("Hypotensive effect of levodopa in parkinsonian patients.", ""))
+    for asked, written in [
+        ("Are beta blockers safe in asthma?", "Propranolol in asthmatic children."),
+        ("Is lamotrigine safe in epilepsy?", "Lamotrigine in epileptic patients."),
+        ("Is valproate safe in the fetus?", "Fetal valproate syndrome."),
+        ("Does surgery help in metastases?", "Resection of metastatic lesions."),
+        ("Is it common in myocardium?", "Myocardial fibrosis."),
+        ("Is it common in pregnancy?", "Pregnant women were enrolled."),
+    ]:
+        assert covers(key_concepts(asked, df, 0.0, 0.0, 1.0)[-1], _doc("", written)), asked
+    hepatitis = key_concepts("Is it common in hepatitis?", df, 0.0, 0.0, 1.0)[-1]
+    assert covers(hepatitis, _doc("", "Chronic hepatitis and other hepatitides."))
+    for asked, written in [
+        ("Is it common in hepatitis?", "Hepatic fibrosis."),  # an organ is not its inflammation (one stem)
+        ("Is it seen in the substantia nigra?", "A substantial loss."),
+        ("Is it common in epilepsy?", "Epidural analgesia."),
+    ]:
+        assert not covers(key_concepts(asked, df, 0.0, 0.0, 1.0)[-1], _doc("", written))
+
+
+def test_an_organ_poison_is_the_asked_outcome() -> None:
+    """`biocite ask "Is vinorelbine cardiotoxic?"` (2026-12-01) had one subject, "vinorelbine cardiotoxic"."""
+    assert asked_subject("Is vinorelbine cardiotoxic?") == "vinorelbine"
+    assert asked_outcome("Is vinorelbine cardiotoxic?") == "cardiotoxic"
+    assert asked_outcome("Are aminoglycosides nephrotoxic in neonates?") == "nephrotoxic"
+    assert asked_setting("Are aminoglycosides nephrotoxic in neonates?") == "neonates"
+    assert asked_outcome("Is paracetamol toxic to the liver?") == "liver"  # a word of harm, as before
+
+
+def test_a_compound_joined_by_a_stop_word_is_one_phrase() -> None:
+    """`biocite ask "Does hepatitis B immunoglobulin prevent mother-to-infant transmission?"` (2026-12-01) had the
+    outcome "mother" (the compound's "to" cut it) and quoted a hospital compliance survey; the index's study of
+    mother-to-infant infection was not cited."""
+    df = _df("mother to infant infection immunoglobulin", "immunoglobulin", "head to head", n_other=4)
+    concepts = key_concepts("Does immunoglobulin prevent mother-to-infant transmission?", df, 0.0, 0.9)
+    assert [c.text for c in concepts] == ["mother to infant transmission"]
+    assert covers(concepts[0], _doc("Prevention of mother-to-infant infection by hepatitis B virus.", ""))
+    assert not covers(concepts[0], _doc("", "Infants of HBsAg positive mothers were vaccinated."))
+    design = key_concepts("Is A better in head-to-head trials?", df, 0.5)
+    assert "head to head" not in [c.text for c in design]
 
 
 def test_template_words_are_not_concepts() -> None:
