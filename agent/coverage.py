@@ -178,14 +178,15 @@ OUTCOME_VERBS = frozenset(
 # key-concept bar); not "diagnosed with | X" nor "detected in | X", which name the population. Words of harm
 # do too: "Does cyclophosphamide harm | the bladder?" had the subject "cyclophosphamide harm", "Is acetaminophen
 # toxic to | the liver?" "acetaminophen toxic", and "Is quinine in tonic water dangerous?" the setting "tonic
-# water dangerous".
+# water dangerous". "Can lipid emulsion reverse bupivacaine cardiotoxicity?" had one subject of five words.
 EFFECT_VERBS = frozenset(
     """relieve relieves alleviate alleviates ameliorate ameliorates attenuate attenuates ease eases suppress
     suppresses exacerbate exacerbates aggravate aggravates mitigate mitigates minimize minimizes minimise
     minimises boost boosts restore restores stimulate stimulates eliminate eliminates enhance enhances promote
     promotes inhibit inhibits trigger triggers accelerate accelerates impair impairs extend extends predispose
     predisposes treat treats cure cures diagnose diagnoses diagnosing detect detects detecting harm harms
-    damage damages injure injures toxic harmful dangerous""".split()
+    damage damages injure injures toxic harmful dangerous reverse reverses provoke provokes precipitate
+    precipitates""".split()
 )
 
 # An organ's poison names the outcome by itself: "Is vinorelbine cardiotoxic?" had the subject "vinorelbine

@@ -209,6 +209,9 @@ def test_a_verb_of_effect_ends_the_subject_and_names_the_outcome() -> None:
     assert asked_outcome("Does metformin treat polycystic ovary syndrome?") == "polycystic ovary syndrome"
     assert asked_outcome("Is surgery a contraindication for accelerated partial breast radiation?") is None
     assert asked_subject("Does acupuncture relieve chronic low back pain?") == "acupuncture"
+    # `biocite ask "Can lipid emulsion reverse bupivacaine cardiotoxicity?"` had one subject of five words
+    assert asked_outcome("Can lipid emulsion reverse bupivacaine cardiotoxicity?") == "bupivacaine cardiotoxicity"
+    assert asked_outcome("Does caffeine provoke panic attacks?") == "panic attacks"
 
 
 def test_words_of_harm_end_the_subject_and_name_the_outcome() -> None:
@@ -1101,6 +1104,18 @@ def test_an_abstract_naming_the_subject_in_passing_gives_only_its_sentences_that
     assert [t for p, t in quoted if p == "15458908"] == []  # none of its evidence names tamoxifen
     assert ("990", treated) in quoted
     assert any(n.startswith("PMID 15458908 names tamoxifen only in passing") for n in answer.trace.notes)
+
+
+def test_a_study_on_parkinsonian_patients_answers_for_parkinsons_disease() -> None:
+    """`biocite ask "Does levodopa lower blood pressure in Parkinson's disease?"` (2026-12-01): the study of
+    levodopa's hypotensive effect "in parkinsonian patients" (1423336) ranked below dyskinesia studies that say
+    "Parkinson's disease", and the answer said "not covered: blood pressure"."""
+    abstracts = {**_corpus_abstracts("1423336", "1549199", "458486", "23952588"), **_fillers(30)}
+    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
+    agent = Agent(agent_settings(*bars, "agent.max_subject_df=0.2"), retriever=TokenDocsRetriever(abstracts))
+    answer = agent.ask("Does levodopa lower blood pressure in Parkinson's disease?", mode="extractive")
+    assert answer.not_covered == []
+    assert "1423336" in {c.pmid for s in answer.sentences for c in s.citations}
 
 
 def test_a_note_each_round_repeats_is_said_once() -> None:
