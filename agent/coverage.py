@@ -16,8 +16,8 @@ fractures?" was answered with vitamin D sentences about T cells.
 The entity asked about and the population or condition are concepts too, with bars of their own: the
 *subject* (the first chunk after the question's opening word: "Does | aspirin prevent ...", "Is there
 evidence that | statins ...") when it has a term in at most `max_subject_df_share` of the documents, and the
-*setting* (the first chunk after "in", "among" or "after": "... in | oesophageal cancer", "in the management
-of | nasopharyngeal carcinoma") within `max_setting_df_share`. Both are covered as key concepts (by the rarest
+*setting* (each chunk after "in", "among", "after" or "with": "... in | oesophageal cancer", "in the management
+of | nasopharyngeal carcinoma", "agranulocytosis with | clozapine") within `max_setting_df_share`. Both are covered as key concepts (by the rarest
 term). Without them "Does aspirin prevent colorectal cancer?" (aspirin in 22 of 5,136 abstracts, far above
 the key-concept bar) was answered "yes" from colorectal cancer abstracts that never mention aspirin, and a
 question on oesophageal cancer from ovarian, lung and sarcoma abstracts. Both bars are fitted on TRAIN
@@ -216,8 +216,13 @@ def asks_association(question: str) -> bool:
 
 
 # Prepositions that name the population or condition asked about: "in | oesophageal cancer", "among | HMO women",
-# "after | myocardial infarction" (beta blockers in sepsis had answered for it).
-SETTING_PREPOSITIONS = frozenset({"in", "among", "amongst", "after"})
+# "after | myocardial infarction" (beta blockers in sepsis had answered for it), and what goes with the entity:
+# "patients with | eclampsia", "the risk of agranulocytosis with | clozapine" (a fluconazole case report answered
+# it: "clozapine" was checked by no bar), "pretreatment with | statins", "interact with | warfarin".
+SETTING_PREPOSITIONS = frozenset({"in", "among", "amongst", "after", "with"})
+# The pending roles a preposition does not replace when no chunk came between: "decrease in | mortality" still
+# names the outcome, "Does pretreatment with | statins" the subject (by default only the outcome stays).
+_GOES_ON = {"with": {"outcome", "subject"}}
 # Words that open a question: the first chunk after one is the entity asked about ("Does | aspirin prevent").
 QUESTION_OPENERS = frozenset(
     "does do did is are was were can could should will would has have had may might what which how".split()
@@ -232,10 +237,11 @@ SETTING_FRAMES = frozenset(
     )
 )
 
-# Words after "in" or "after" that make an idiom or a time, not a population: "in | addition", "in | order to",
-# "in | fact", "after | many years", "in | recent months" (not days: "in | day surgery"). The setting is dropped.
+# Words after "in", "after" or "with" that make an idiom or a time, not a population: "in | addition", "in |
+# order to", "with | respect to", "in | fact", "after | many years", "in | recent months" (not days: "in | day
+# surgery"). The setting is dropped.
 SETTING_IDIOMS = frozenset(
-    tokenize("addition order fact summary particular year years month months week weeks", stem=True)
+    tokenize("addition order fact summary particular year years month months week weeks respect", stem=True)
 )
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -456,8 +462,8 @@ def _parts(word: str) -> list[str]:
 def _chunks(question: str) -> list[tuple[list[str], Role]]:
     """The question cut at stop, generic and verb words; each chunk with its role: "outcome" for the asked
     outcome (the first chunk after an outcome verb, across the stop and generic words between: "reduce the
-    risk of | fractures"), "setting" for the population or condition (the first chunk after "in" or
-    "among", across stop, generic and framing words: "in patients with | oesophageal cancer", "in the
+    risk of | fractures"), "setting" for the population or condition (the first chunk after "in",
+    "among", "after" or "with", across stop, generic and framing words: "in patients with | oesophageal cancer", "in the
     management of | nasopharyngeal carcinoma"), "subject" for the entity asked about (the first chunk after
     an opening word that opens the question or one of its sentences: "Does | aspirin", "Is there evidence
     that | metformin"), "" otherwise."""
@@ -495,7 +501,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
         if cut or (pending == "setting" and not words and stem in SETTING_FRAMES):
             if stem in OUTCOME_VERBS or low in EFFECT_VERBS or _names_association(words_in_order, i):
                 pending = "outcome"
-            elif low in SETTING_PREPOSITIONS and (words or pending != "outcome"):  # "decrease in | mortality"
+            elif low in SETTING_PREPOSITIONS and (words or pending not in _GOES_ON.get(low, {"outcome"})):
                 pending = "setting"
             elif low in QUESTION_OPENERS and at_opening and not subject_seen and (words or not pending):
                 pending = "subject"
@@ -815,7 +821,7 @@ def asked_subject(question: str) -> str | None:
 
 
 def asked_setting(question: str) -> str | None:
-    """The question's population or condition as written (the first chunk after "in", "among" or "after")."""
+    """The question's population or condition as written (the first chunk after "in", "among", "after" or "with")."""
     return next((" ".join(chunk) for chunk, role in _chunks(question) if role == "setting"), None)
 
 

@@ -210,7 +210,8 @@ def test_a_verb_of_effect_ends_the_subject_and_names_the_outcome() -> None:
     assert asked_outcome("Is surgery a contraindication for accelerated partial breast radiation?") is None
     assert asked_subject("Does acupuncture relieve chronic low back pain?") == "acupuncture"
     # `biocite ask "Can lipid emulsion reverse bupivacaine cardiotoxicity?"` had one subject of five words
-    assert asked_outcome("Can lipid emulsion reverse bupivacaine cardiotoxicity?") == "bupivacaine cardiotoxicity"
+    reversal = "Can lipid emulsion reverse bupivacaine cardiotoxicity?"
+    assert asked_outcome(reversal) == "bupivacaine cardiotoxicity"
     assert asked_outcome("Does caffeine provoke panic attacks?") == "panic attacks"
 
 
@@ -279,7 +280,8 @@ def test_the_subject_and_the_setting_are_concepts_below_the_key_concept_bar() ->
         ("Is there evidence that statins reduce mortality in older women?", "statins", "older women"),
         ("Does chemotherapy have a role in the management of nasopharyngeal carcinoma?", "chemotherapy",
          "nasopharyngeal carcinoma"),  # "management" frames the setting
-        ("Is there a decrease in mortality with aspirin?", None, None),  # "in" after an outcome verb
+        ("Is there a decrease in mortality with aspirin?", None, "aspirin"),  # "in" after an outcome verb
+        ("What is the risk of agranulocytosis with clozapine?", "agranulocytosis", "clozapine"),
         ("Cycloplegic autorefraction in young adults: is it mandatory?", None, "young"),
         # a patient's words: counts and dosage forms are not the entity; an opening word opens a sentence
         ("How many pills of ibuprofen can I take?", "ibuprofen", None),
