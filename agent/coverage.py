@@ -16,11 +16,12 @@ fractures?" was answered with vitamin D sentences about T cells.
 The entity asked about and the population or condition are concepts too, with bars of their own: the
 *subject* (the first chunk after the question's opening word: "Does | aspirin prevent ...", "Is there
 evidence that | statins ...") when it has a term in at most `max_subject_df_share` of the documents, and the
-*setting* (each chunk after "in", "among", "after" or "with": "... in | oesophageal cancer", "in the management
-of | nasopharyngeal carcinoma", "agranulocytosis with | clozapine") within `max_setting_df_share`. Both are covered as key concepts (by the rarest
-term). Without them "Does aspirin prevent colorectal cancer?" (aspirin in 22 of 5,136 abstracts, far above
-the key-concept bar) was answered "yes" from colorectal cancer abstracts that never mention aspirin, and a
-question on oesophageal cancer from ovarian, lung and sarcoma abstracts. Both bars are fitted on TRAIN
+*setting* (each chunk after "in", "among", "after" or "with": "... in | oesophageal cancer", "in the
+management of | nasopharyngeal carcinoma", "agranulocytosis with | clozapine") within `max_setting_df_share`.
+Both are covered as key concepts (by the rarest term). Without them "Does aspirin prevent colorectal cancer?"
+(aspirin in 22 of 5,136 abstracts, far above the key-concept bar) was answered "yes" from colorectal cancer
+abstracts that never mention aspirin, and a question on oesophageal cancer from ovarian, lung and sarcoma
+abstracts. Both bars are fitted on TRAIN
 questions against swapped subjects and settings (bench/agent_concepts.py). A patient's question is spoken,
 not titled: the opening word must open the question or one of its sentences ("I have gout and ...", "Back
 pain could be ..." name no subject after "have" or "could"), counts and dosage forms are not the entity
@@ -218,7 +219,7 @@ def asks_association(question: str) -> bool:
 # Prepositions that name the population or condition asked about: "in | oesophageal cancer", "among | HMO women",
 # "after | myocardial infarction" (beta blockers in sepsis had answered for it), and what goes with the entity:
 # "patients with | eclampsia", "the risk of agranulocytosis with | clozapine" (a fluconazole case report answered
-# it: "clozapine" was checked by no bar), "pretreatment with | statins", "interact with | warfarin".
+# it: "clozapine" was checked by no bar), "interact with | warfarin".
 SETTING_PREPOSITIONS = frozenset({"in", "among", "amongst", "after", "with"})
 # The pending roles a preposition does not replace when no chunk came between: "decrease in | mortality" still
 # names the outcome, "Does pretreatment with | statins" the subject (by default only the outcome stays).
@@ -305,7 +306,7 @@ TEST_WORDS = [
 # epilepsy, a "metastatic" cancer metastases; an "anemic" patient anemia, the "myocardial" the myocardium.
 # Each pair was kept after reading every pair of index words it joins (bench/agent_concepts.py prints them);
 # pairs that mostly joined unrelated words are left out ("e" / "al": fate / fatal, "a" / "al": substantia /
-# substantial, "us" / "ic": status / static, "itis" / "ic": hepatitis / hepatic).
+# substantial, "us" / "ic": status / static).
 WORD_FORMS = [
     ("sis", "tic", 4), ("sy", "tic", 4), ("sia", "tic", 4), ("ia", "ic", 4), ("a", "atic", 4), ("a", "atous", 4),
     ("y", "ic", 4), ("y", "ical", 4), ("is", "ic", 4), ("um", "al", 4), ("ium", "ial", 4), ("us", "al", 3),
@@ -463,8 +464,8 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
     """The question cut at stop, generic and verb words; each chunk with its role: "outcome" for the asked
     outcome (the first chunk after an outcome verb, across the stop and generic words between: "reduce the
     risk of | fractures"), "setting" for the population or condition (the first chunk after "in",
-    "among", "after" or "with", across stop, generic and framing words: "in patients with | oesophageal cancer", "in the
-    management of | nasopharyngeal carcinoma"), "subject" for the entity asked about (the first chunk after
+    "among", "after" or "with", across stop, generic and framing words: "in patients with | oesophageal
+    cancer", "in the management of | nasopharyngeal carcinoma"), "subject" for the entity asked about (the first chunk after
     an opening word that opens the question or one of its sentences: "Does | aspirin", "Is there evidence
     that | metformin"), "" otherwise."""
     chunks: list[tuple[list[str], Role]] = [([], "")]
