@@ -21,9 +21,8 @@ management of | nasopharyngeal carcinoma", "agranulocytosis with | clozapine") w
 Both are covered as key concepts (by the rarest term). Without them "Does aspirin prevent colorectal cancer?"
 (aspirin in 22 of 5,136 abstracts, far above the key-concept bar) was answered "yes" from colorectal cancer
 abstracts that never mention aspirin, and a question on oesophageal cancer from ovarian, lung and sarcoma
-abstracts. Both bars are fitted on TRAIN
-questions against swapped subjects and settings (bench/agent_concepts.py). A patient's question is spoken,
-not titled: the opening word must open the question or one of its sentences ("I have gout and ...", "Back
+abstracts. Both bars are fitted on TRAIN questions against swapped subjects and settings
+(bench/agent_concepts.py). A patient's question is spoken, not titled: the opening word must open the question or one of its sentences ("I have gout and ...", "Back
 pain could be ..." name no subject after "have" or "could"), counts and dosage forms are not the entity
 ("how many pills of | ibuprofen", "a steroid | cream", "something like | Ambien"), nor is what is asked about
 it ("the side effects of | statins", "overexpression of | Ki-67"), and "in addition", "in order to", "in fact"

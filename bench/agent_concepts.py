@@ -475,7 +475,9 @@ def word_forms_report(
         joined = sorted(  # not a plural and its singular (listed by every pair)
             "/".join(sorted(g))
             for (_, p), g in groups.items()
-            if p == pair and len(set(map(_stem, g))) > 1 and len(set(map(coverage.singular, g))) > 1
+            if p == pair
+            and len(set(map(coverage._phrase_stem, g))) > 1
+            and len(set(map(coverage.singular, g))) > 1
         )
         print(f"word forms -{noun or '()'} / -{adjective}: {len(joined)} groups: {' '.join(joined)}")
     roles = ("", "outcome", "setting", "subject")
@@ -528,10 +530,6 @@ def all_terms_report(
             shipped, every = (false_miss(part, corpus, bars, (role,), rule) for rule in (covers, all_terms))
             row.append(f"{role} {shipped:.3f} -> {every:.3f}")
         print(f"{name}: false miss with a setting / subject covered by all its terms: {'; '.join(row)}")
-
-
-def _stem(word: str) -> str:
-    return next(iter(tokenize(word, stem=True)), word)
 
 
 def association_report(
