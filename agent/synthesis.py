@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 from biocite.records import Answer, AnswerSentence, Citation, Evidence
 from biocite.tokenize import tokenize
@@ -70,13 +71,29 @@ _DEFINITION = re.compile(r"^\s*([A-Za-z][\w\- ]{1,60}?)\s+(?:is|are|refers to)\s
 
 
 _REPEAT_SHARE = 0.9  # a sentence whose terms a kept one holds (nearly) all of says nothing new
+# Words that frame a finding rather than state it: "This study suggests that X" says X.
+_REPORTING_WORDS = (
+    "study studies found find findings show shows showed shown suggest suggests suggested demonstrate "
+    "demonstrates demonstrated indicate indicates indicated report reports reported conclude concludes "
+    "concluded observe observed author authors data result results investigators researchers"
+)
+
+
+def _content_terms(text: str) -> set[str]:
+    return set(_words(text)) - _reporting_terms()
+
+
+@lru_cache(maxsize=1)
+def _reporting_terms() -> frozenset[str]:
+    return frozenset(_words(_REPORTING_WORDS))
 
 
 def holds(longer: str, shorter: str) -> bool:
-    """`longer` says all `shorter` says: it has >= 90 % of its terms. "Warfarin is superior to aspirin in
-    preventing strokes ..." is held by "Overall, in high-risk patients, warfarin is superior ..."."""
-    terms = set(_words(shorter))
-    return bool(terms) and len(terms & set(_words(longer))) >= _REPEAT_SHARE * len(terms)
+    """`longer` says all `shorter` says: it has >= 90 % of its terms, reporting words aside. "Warfarin is
+    superior to aspirin in preventing strokes ..." is held by "Overall, in high-risk patients, warfarin is
+    superior ..."; "The study found that X" by "X"."""
+    terms = _content_terms(shorter)
+    return bool(terms) and len(terms & _content_terms(longer)) >= _REPEAT_SHARE * len(terms)
 
 
 def opens_with_answer_word(text: str) -> bool:
@@ -134,7 +151,7 @@ def polish(
                 continue
             defined.add(subject)
         source = copied_from(sentence.text, evidence)
-        if source is not None and {c.pmid for c in sentence.citations} != {source.pmid}:
+        if source is not None and not _cites_only(sentence, source):
             sentence = sentence.model_copy(
                 update={"citations": [Citation(pmid=source.pmid, evidence=[source])]}
             )
@@ -169,13 +186,22 @@ def polish(
     return kept
 
 
+def _cites_only(sentence: AnswerSentence, source: Evidence) -> bool:
+    """`sentence` cites `source`'s abstract alone and shows `source` among its quotes (a restatement shown
+    beside another sentence of the same abstract reads as a misquote)."""
+    if {c.pmid for c in sentence.citations} != {source.pmid}:
+        return False
+    shown = {e.sentence_index for c in sentence.citations for e in c.evidence}
+    return source.sentence_index in shown
+
+
 def _repeats(a: AnswerSentence, b: AnswerSentence) -> bool:
     return holds(a.text, b.text) or holds(b.text, a.text)
 
 
 def _says_more(a: AnswerSentence, b: AnswerSentence) -> bool:
     """`a` says all `b` says, and more."""
-    return holds(a.text, b.text) and len(_words(a.text)) > len(_words(b.text))
+    return holds(a.text, b.text) and len(_content_terms(a.text)) > len(_content_terms(b.text))
 
 
 _STATEMENT = re.compile(
@@ -200,9 +226,16 @@ def acceptable_query(query: str, earlier: list[str]) -> bool:
 
 
 def audit(answers: list[Answer]) -> dict[str, int]:
-    """Over finished answers: numbers of generated sentences missing from their cited evidence, and
-    sentences copying one evidence sentence of their answer while citing another abstract."""
-    counts = {"sentences": 0, "numbers": 0, "numbers_missing": 0, "cross_cited_copies": 0}
+    """Over finished answers: numbers of generated sentences missing from their cited evidence, sentences
+    copying one evidence sentence of their answer while citing another abstract, and those citing its
+    abstract with another of its sentences as the quote."""
+    counts = {
+        "sentences": 0,
+        "numbers": 0,
+        "numbers_missing": 0,
+        "cross_cited_copies": 0,
+        "misquoted_copies": 0,
+    }
     for answer in answers:
         evidence = [e for s in answer.sentences for c in s.citations for e in c.evidence]
         for sentence in answer.sentences:
@@ -212,6 +245,12 @@ def audit(answers: list[Answer]) -> dict[str, int]:
             counts["numbers"] += len(numbers(sentence.text))
             counts["numbers_missing"] += len(numbers_in(sentence.text, cited_text(sentence)))
             source = copied_from(sentence.text, evidence)
-            if source is not None and source.pmid not in {c.pmid for c in sentence.citations}:
+            if source is None or _cites_only(sentence, source):
+                continue
+            if source.pmid not in {c.pmid for c in sentence.citations}:
                 counts["cross_cited_copies"] += 1
+            elif source.sentence_index not in {
+                e.sentence_index for c in sentence.citations for e in c.evidence
+            }:
+                counts["misquoted_copies"] += 1  # its abstract, but shown with another of its sentences
     return counts

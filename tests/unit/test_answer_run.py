@@ -1,7 +1,8 @@
 """Issue 12: the saved generate-mode benchmark runs (bench/agent_answers_generate_run*.json, written by
-`bench/agent_answers.py --modes generate --records-out ...`) have no number missing from its cited evidence
-and no sentence copying one abstract's evidence sentence while citing another; each sentence is checked
-against every evidence sentence of its answer."""
+`bench/agent_answers.py --modes generate --records-out ...`) have no number missing from its cited evidence,
+no sentence copying one abstract's evidence sentence while citing another, and none citing the right abstract
+with another of its sentences as the quote; each sentence is checked against every evidence sentence of its
+answer."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from biocite.agent.synthesis import audit, opens_with_answer_word
-from biocite.records import Answer
+from biocite.records import Answer, Citation, Span
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 RUN = BENCH / "agent_answers_generate_run.json"  # held-out questions 1-30
@@ -26,6 +27,7 @@ def test_generated_numbers_occur_in_cited_evidence_and_no_copy_cites_another_abs
     assert counts["sentences"] >= 10 and counts["numbers"] > 0, counts
     assert counts["numbers_missing"] == 0, counts
     assert counts["cross_cited_copies"] == 0, counts
+    assert counts["misquoted_copies"] == 0, counts
 
 
 def test_no_generated_sentence_states_its_own_yes_or_no() -> None:
@@ -59,3 +61,13 @@ def test_the_audit_catches_a_number_not_in_the_evidence_and_a_cross_cited_copy()
     )
     counts = audit([doctored])
     assert counts["numbers_missing"] >= 1 and counts["cross_cited_copies"] >= 1
+    # the copy cited to its own abstract but shown with another of its sentences
+    unrelated = "Participants were recruited from three outpatient clinics."
+    other_quote = other.evidence[0].model_copy(
+        update={"sentence_index": -1, "span": Span(start=0, end=len(unrelated), text=unrelated)}
+    )
+    misquoted = first.model_copy(
+        update={"text": copy, "citations": [Citation(pmid=other.pmid, evidence=[other_quote])]}
+    )
+    counts = audit([answer.model_copy(update={"sentences": [misquoted, *answer.sentences]})])
+    assert counts["misquoted_copies"] >= 1, counts
