@@ -34,7 +34,8 @@ BM25 sees them; compounds as phrases), or when its initials do ("chronic obstruc
 pain" is not "abdominal pain" (a fluvastatin liver-injury abstract answered "Do statins cause muscle pain?")
 nor "muscle fibres". An organ's Latin adjective and its English name are one term ("hepatic fibrosis" is
 covered by "liver fibrosis", `ORGAN_WORDS`), and so are the words of one age group ("older" and "elderly",
-`AGE_WORDS`). A letter compound is a phrase whatever its inflection ("grades C" is covered by "grade C"), and
+`AGE_WORDS`), and so are a drug's international and United States names ("paracetamol" and
+"acetaminophen", `biocite.drug_names`). A letter compound is a phrase whatever its inflection ("grades C" is covered by "grade C"), and
 a letter hyphened to the next word belongs to that word ("high-sensitivity C-reactive protein" is about "C
 reactive", not "sensitivity C").
 `max_df_share`, `max_outcome_df_share`, `max_subject_df_share` and `max_setting_df_share` are fitted on the
@@ -73,6 +74,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Literal
 
+from biocite import drug_names
 from biocite.populations import mentions_animals, studied_in_animals
 from biocite.records import Document, Evidence
 from biocite.tokenize import STOPWORDS, compound_parts, tokenize
@@ -337,7 +339,7 @@ def word_forms(word: str) -> frozenset[tuple[str, int]]:
 
 def _synonyms() -> dict[str, set[str]]:
     pairs: dict[str, set[str]] = {}
-    for one, other in ORGAN_WORDS + AGE_WORDS + TEST_WORDS:
+    for one, other in ORGAN_WORDS + AGE_WORDS + TEST_WORDS + drug_names.PAIRS:
         a, b = (tokenize(w, stem=True)[0] for w in (one, other))
         pairs.setdefault(a, set()).add(b)
         pairs.setdefault(b, set()).add(a)
@@ -754,15 +756,27 @@ def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Docu
     """How each covered concept's unseen word was read ("cirrotics" as "cirrhotics"), for the user to check."""
     notes = []
     for i, concept in enumerate(concepts):
-        if i not in covered or not concept.unseen:
+        if i not in covered:
             continue
         key = concept.terms[0]
+        asked = next((w for w in concept.words if _stem(w.casefold()) == key), key)
         for doc in docs:
-            if written := read_as(concept, DocumentTerms.of(doc)):
-                asked = next((w for w in concept.words if _stem(w.casefold()) == key), key)
+            terms = DocumentTerms.of(doc)
+            if concept.unseen and (written := read_as(concept, terms)):
                 notes.append(f"read {asked!r} as {written!r}: no indexed abstract has {asked!r}")
                 break
+            if written := _other_drug_name(asked, key, terms):
+                notes.append(f"read {asked!r} as {written!r}, another name of the same drug")
+                break
     return notes
+
+
+def _other_drug_name(asked: str, key: str, terms: DocumentTerms) -> str | None:
+    """How an abstract that lacks the asked drug's name writes it, if by another of its names."""
+    if key in terms.stems:
+        return None
+    stems = (_stem(name) for name in drug_names.other_names(asked.casefold()))
+    return next((terms.written(s) for s in stems if s and s in terms.stems), None)
 
 
 @dataclass

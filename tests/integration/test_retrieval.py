@@ -106,6 +106,17 @@ def test_best_sentence_is_the_matching_one(root: Path, corpus_rows: list[dict]) 
     assert hit.best_sentence is not None and hit.best_sentence.index == target.index
 
 
+@pytest.mark.parametrize(
+    ("asked", "pmid"), [("chlortalidone", "28952"), ("lignocaine", "2004"), ("chlorthalidone", "28952")]
+)
+def test_bm25_searches_a_drugs_other_name(root: Path, asked: str, pmid: str) -> None:
+    """A British or international name finds the abstract that writes the United States one ("lidocaine")."""
+    settings = settings_for(root, "none")
+    retriever = HybridRetriever(open_index(settings), settings)
+    hits = retriever.search(asked, k=3, stage="bm25")
+    assert hits and hits[0].pmid == pmid, [h.pmid for h in hits]
+
+
 def test_missing_cross_reranker_says_how_to_train(root: Path) -> None:
     clear_retriever_cache()
     settings = settings_for(root, "cross", f"index.reranker_path={root / 'no-reranker'}")

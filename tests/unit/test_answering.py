@@ -38,6 +38,7 @@ from biocite.agent.verdict import (
     question_type,
     reading_order,
 )
+from biocite.drug_names import other_names
 from biocite.errors import ModelError
 from biocite.heads import LinearModel
 from biocite.records import Answer, AnswerSentence, Citation, Document, Evidence, Sentence, Span
@@ -111,6 +112,22 @@ def test_gestational_diabetes_is_not_covered_by_type_2_diabetes_trials() -> None
     assert [c.text for c in concepts] == ["metformin", "gestational diabetes"]
     t2d = _doc("Metformin in type 2 diabetes", "Metformin lowered HbA1c in type 2 diabetes.")
     assert covers(concepts[0], t2d) and not covers(concepts[1], t2d)
+
+
+def test_a_drug_is_covered_by_its_other_name() -> None:
+    """ "Does ciclosporin cause hypertension?" abstained ("no indexed abstract mentions 'ciclosporin'") over 19
+    abstracts on cyclosporine; a British clinician's "lignocaine" is the abstracts' "lidocaine"."""
+    df = _df("cyclosporine hypertension", "lidocaine propofol", "bupivacaine")
+    ciclosporin = key_concepts("Does ciclosporin cause hypertension?", df, 0.03)[0]
+    assert ciclosporin.text == "ciclosporin"
+    assert covers(ciclosporin, _doc("", "Cyclosporine raised blood pressure in transplant recipients."))
+    assert covers(ciclosporin, _doc("", "Cyclosporin A raised blood pressure."))
+    assert not covers(ciclosporin, _doc("", "Tacrolimus raised blood pressure."))
+    lignocaine = key_concepts("Does lignocaine reduce propofol injection pain?", df, 0.03)[0]
+    assert covers(lignocaine, _doc("", "Lidocaine reduced the pain of propofol injection."))
+    assert not covers(lignocaine, _doc("", "Bupivacaine reduced the pain of propofol injection."))
+    assert other_names("paracetamol") == ("acetaminophen",) and "paracetamol" in other_names("acetaminophen")
+    assert other_names("aspirin") == ("acetylsalicylic",) and other_names("metformin") == ()
 
 
 def test_initials_cover_a_spelt_out_concept() -> None:
@@ -502,6 +519,40 @@ def test_a_copied_sentence_cites_the_abstract_it_copies() -> None:
     assert copied_from("Metformin lowered maternal weight gain compared with insulin.", [b, a]) is a
     kept = polish([_sentence("Metformin lowered maternal weight gain compared with insulin.", b)], [a, b], [])
     assert [c.pmid for c in kept[0].citations] == ["1"]
+
+
+def test_a_copy_shown_beside_another_sentence_of_its_abstract_is_requoted() -> None:
+    """Seen in `biocite ask "Does levodopa lower blood pressure in Parkinson's disease?" --mode generate`: the
+    copy of one sentence cited its abstract with another sentence as the quote, so the quote did not say it."""
+    effects = _evidence("1423336", "Antiparkinsonian effects were unchanged during the infusion.")
+    hypotension = _evidence(
+        "1423336", "Levodopa lowered blood pressure through a central hypotensive action."
+    ).model_copy(update={"sentence_index": 4})
+    copy = _sentence("Levodopa lowered blood pressure through a central hypotensive action.", effects)
+    notes: list[str] = []
+    kept = polish([copy], [effects, hypotension], notes)
+    assert [[e.sentence_index for e in c.evidence] for c in kept[0].citations] == [[4]]
+    assert "1 copy re-cited" in notes[0]
+    # a copy shown with its own sentence (beside another of the abstract) keeps its citation
+    both = AnswerSentence(
+        text=copy.text, citations=[Citation(pmid="1423336", evidence=[effects, hypotension])]
+    )
+    assert polish([both], [effects, hypotension], [])[0].citations == both.citations
+
+
+def test_a_finding_restated_in_a_reporting_frame_is_a_repeat() -> None:
+    """Two restatements of one finding, each with its own reporting verb: 7 of 8 terms shared each way."""
+    a = _evidence("1", "Levodopa lowered systolic blood pressure in parkinsonian patients.")
+    shown = _sentence("The data show that levodopa lowered systolic pressure in parkinsonian patients.", a)
+    suggested = _sentence(
+        "The study suggests that levodopa lowered systolic pressure in parkinsonian patients.", a
+    )
+    notes: list[str] = []
+    assert [s.text for s in polish([shown, suggested], [a], notes)] == [shown.text]
+    assert "1 repeats dropped" in notes[0]
+    # the restatement that says more (a time) replaces the framed one, where it stood
+    more = _sentence("Levodopa lowered systolic pressure in parkinsonian patients after one hour.", a)
+    assert [s.text for s in polish([shown, more], [a], [])] == [more.text]
 
 
 @pytest.mark.parametrize(
@@ -1118,6 +1169,20 @@ def test_a_study_on_parkinsonian_patients_answers_for_parkinsons_disease() -> No
     answer = agent.ask("Does levodopa lower blood pressure in Parkinson's disease?", mode="extractive")
     assert answer.not_covered == []
     assert "1423336" in {c.pmid for s in answer.sentences for c in s.citations}
+
+
+def test_a_drug_asked_by_its_british_name_is_answered_from_abstracts_using_the_american_one() -> None:
+    """`biocite ask "Does ciclosporin cause hypertension?"` (2026-12-01) abstained: "no indexed abstract mentions
+    'ciclosporin'"; the index has 19 abstracts on cyclosporine (spelt "cyclosporin A" in 9889429)."""
+    abstracts = {**_corpus_abstracts("9889429", "8312343"), **_fillers(30)}
+    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
+    agent = Agent(agent_settings(*bars, "agent.max_subject_df=0.2"), retriever=TokenDocsRetriever(abstracts))
+    answer = agent.ask("Does ciclosporin cause hypertension?", mode="extractive")
+    assert not answer.abstained and answer.not_covered == []
+    assert "9889429" in answer.cited_pmids
+    assert [r for r in answer.readings if r.endswith("another name of the same drug")] == [
+        "read 'ciclosporin' as 'cyclosporine', another name of the same drug"  # as 8312343 writes it
+    ]
 
 
 def test_a_note_each_round_repeats_is_said_once() -> None:
