@@ -35,7 +35,8 @@ pain" is not "abdominal pain" (a fluvastatin liver-injury abstract answered "Do 
 nor "muscle fibres". An organ's Latin adjective and its English name are one term ("hepatic fibrosis" is
 covered by "liver fibrosis", `ORGAN_WORDS`), and so are the words of one age group ("older" and "elderly",
 `AGE_WORDS`), and so are a drug's international and United States names ("paracetamol" and
-"acetaminophen", `biocite.drug_names`). A letter compound is a phrase whatever its inflection ("grades C" is covered by "grade C"), and
+"acetaminophen", `biocite.other_names`), and a condition's names ("heart attack" is covered by "myocardial
+infarction", "acute kidney injury" by "acute renal failure"). A letter compound is a phrase whatever its inflection ("grades C" is covered by "grade C"), and
 a letter hyphened to the next word belongs to that word ("high-sensitivity C-reactive protein" is about "C
 reactive", not "sensitivity C").
 `max_df_share`, `max_outcome_df_share`, `max_subject_df_share` and `max_setting_df_share` are fitted on the
@@ -74,7 +75,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Literal
 
-from biocite import drug_names
+from biocite import other_names
 from biocite.populations import mentions_animals, studied_in_animals
 from biocite.records import Document, Evidence
 from biocite.tokenize import STOPWORDS, compound_parts, tokenize
@@ -339,7 +340,7 @@ def word_forms(word: str) -> frozenset[tuple[str, int]]:
 
 def _synonyms() -> dict[str, set[str]]:
     pairs: dict[str, set[str]] = {}
-    for one, other in ORGAN_WORDS + AGE_WORDS + TEST_WORDS + drug_names.PAIRS:
+    for one, other in ORGAN_WORDS + AGE_WORDS + TEST_WORDS + other_names.DRUGS:
         a, b = (tokenize(w, stem=True)[0] for w in (one, other))
         pairs.setdefault(a, set()).add(b)
         pairs.setdefault(b, set()).add(a)
@@ -661,6 +662,8 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
     initials = concept.initials()
     if initials and initials in terms.words:
         return True
+    if _condition_written(concept, terms):
+        return True
     key = concept.terms[0]
     has_key = _has_form(concept, key, terms) or bool(read_as(concept, terms)) or _spelt_out(concept, terms)
     if concept.outcome:  # "muscle pain" is covered neither by "abdominal pain" nor by "muscle fibres"
@@ -768,6 +771,9 @@ def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Docu
             if written := _other_drug_name(asked, key, terms):
                 notes.append(f"read {asked!r} as {written!r}, another name of the same drug")
                 break
+            if written := _condition_written(concept, terms):
+                notes.append(f"read {concept.text!r} as {written!r}, another name of the same condition")
+                break
     return notes
 
 
@@ -775,8 +781,33 @@ def _other_drug_name(asked: str, key: str, terms: DocumentTerms) -> str | None:
     """How an abstract that lacks the asked drug's name writes it, if by another of its names."""
     if key in terms.stems:
         return None
-    stems = (_stem(name) for name in drug_names.other_names(asked.casefold()))
+    stems = (_stem(name) for name in other_names.other_names(asked.casefold()))
     return next((terms.written(s) for s in stems if s and s in terms.stems), None)
+
+
+def _stemmed_phrase(text: str) -> str:
+    return " ".join(map(_phrase_stem, re.findall(r"[a-z0-9]+", text.casefold())))
+
+
+@lru_cache(maxsize=1)
+def _condition_phrases() -> dict[str, list[tuple[str, str]]]:
+    """Stemmed condition name -> (stemmed, written) of its other names (`biocite.other_names`)."""
+    pairs = other_names.CONDITIONS + other_names.LAY_NAMES
+    names = {name for pair in pairs for name in pair}
+    return {
+        _stemmed_phrase(name): [(_stemmed_phrase(o), o) for o in other_names.condition_names(name)]
+        for name in names
+    }
+
+
+def _condition_written(concept: Concept, terms: DocumentTerms) -> str | None:
+    """The other name of the condition the concept is ("heart attacks"), if the abstract writes it
+    ("myocardial infarction") and not the asked one."""
+    asked = _stemmed_phrase(concept.text)
+    others = _condition_phrases().get(asked)
+    if not others or f" {asked} " in terms.stem_flat:
+        return None
+    return next((name for stemmed, name in others if f" {stemmed} " in terms.stem_flat), None)
 
 
 @dataclass

@@ -15,10 +15,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from biocite.drug_names import other_names
 from biocite.errors import BiociteError
 from biocite.index.build import open_index
 from biocite.index.rerank import make_reranker, rerank_order
+from biocite.other_names import search_names
 from biocite.records import Document, SearchHit, Sentence
 from biocite.retrieval import DocumentSource, Encoder
 from biocite.settings import Settings
@@ -174,11 +174,10 @@ class HybridRetriever:
     # stage by stage, so benchmarks can time each
 
     def bm25(self, query: str, k: int) -> Ranked:
-        """BM25 over the query's terms and the other names of the drugs it names ("paracetamol" also
-        searches "acetaminophen": `biocite.drug_names`)."""
-        words = tokenize(query, stem=False)
-        others = [name for w in words for name in other_names(w) if name not in words]
-        tokens = tokenize(" ".join([query, *dict.fromkeys(others)]), stem=self.index.stem)
+        """BM25 over the query's terms and the other names of the drugs and conditions it names
+        ("paracetamol" also searches "acetaminophen", "heart attack" "myocardial infarction":
+        `biocite.other_names`)."""
+        tokens = tokenize(" ".join([query, *search_names(query)]), stem=self.index.stem)
         return self.index.bm25.search(tokens, k) if tokens else []
 
     def dense(self, query: str, k: int) -> Ranked:

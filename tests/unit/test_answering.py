@@ -38,9 +38,9 @@ from biocite.agent.verdict import (
     question_type,
     reading_order,
 )
-from biocite.drug_names import other_names
 from biocite.errors import ModelError
 from biocite.heads import LinearModel
+from biocite.other_names import other_names, search_names
 from biocite.records import Answer, AnswerSentence, Citation, Document, Evidence, Sentence, Span
 from biocite.tokenize import tokenize
 from tests.conftest import DATA
@@ -128,6 +128,25 @@ def test_a_drug_is_covered_by_its_other_name() -> None:
     assert not covers(lignocaine, _doc("", "Bupivacaine reduced the pain of propofol injection."))
     assert other_names("paracetamol") == ("acetaminophen",) and "paracetamol" in other_names("acetaminophen")
     assert other_names("aspirin") == ("acetylsalicylic",) and other_names("metformin") == ()
+
+
+def test_a_condition_is_covered_by_its_other_name() -> None:
+    """ "Does aspirin prevent heart attacks?" said "not covered: heart attacks" while quoting "Aspirin reduces
+    the risk for myocardial infarction": no shipped abstract says "heart attack"."""
+    df = _df("myocardial infarction", "heart failure", "acute renal failure", n_other=4)
+    attacks = key_concepts("Does aspirin prevent heart attacks?", df, 0.0, 0.5)[-1]
+    assert attacks.text == "heart attacks"
+    assert covers(attacks, _doc("", "Aspirin reduces the risk for myocardial infarction in men."))
+    assert not covers(attacks, _doc("", "Aspirin did not worsen heart failure."))
+    aki = key_concepts("Does furosemide prevent acute kidney injury?", df, 0.0, 0.5)[-1]
+    assert covers(aki, _doc("", "Acute renal failure followed rifampicin in two patients."))
+
+
+def test_search_adds_the_other_names_a_query_names() -> None:
+    assert search_names("Does aspirin prevent heart attacks?") == ["acetylsalicylic", "myocardial infarction"]
+    assert search_names("Does ciclosporin cause hypertension?") == ["cyclosporine"]  # one term, not two
+    assert search_names("hypertension in adults") == []  # a lay name is added for a medical one, not back
+    assert search_names("paracetamol or acetaminophen overdose") == []  # names it has are not added again
 
 
 def test_initials_cover_a_spelt_out_concept() -> None:

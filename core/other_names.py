@@ -1,0 +1,168 @@
+"""Two names of one drug or one condition: the international or British name and the United States one, the
+lay name and the medical one, the old name and the current one.
+
+A British clinician asks about "paracetamol", "adrenaline" or "ciclosporin"; American abstracts say
+"acetaminophen", "epinephrine", "cyclosporine". The shipped corpus has 16 abstracts naming paracetamol and 17
+naming acetaminophen, only 3 of them both; "Does ciclosporin cause hypertension?" abstained ("no indexed
+abstract mentions 'ciclosporin'") over 19 abstracts on cyclosporine. "Does aspirin prevent heart attacks?"
+said "not covered: heart attacks" while quoting "Aspirin reduces the risk for myocardial infarction": the
+corpus has 69 abstracts on myocardial infarction and none says "heart attack"; it has 40 on "acute renal
+failure" and 6 on "acute kidney injury", the name a clinician uses today. Search adds the other names of what
+a query names to its BM25 terms (`biocite.index.hybrid`), and the agent's coverage counts either name
+(`biocite.agent.coverage`).
+
+DRUGS pairs the recommended international nonproprietary names (rINN, which the United Kingdom adopted in
+place of most former British Approved Names) with the United States Adopted Names where the two differ, and
+the former British names still common in the literature: one word each side. Drugs that are related but not
+the same (carbimazole and methimazole) are not listed. CONDITIONS pairs phrases that name the same disease;
+a broader or narrower name ("kidney damage", "renal impairment") is not the same condition and is not listed.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from biocite.tokenize import tokenize
+
+# (one name, another name of the same drug); a name may occur in several pairs (cyclosporin).
+DRUGS: list[tuple[str, str]] = [
+    ("paracetamol", "acetaminophen"),
+    ("adrenaline", "epinephrine"),
+    ("noradrenaline", "norepinephrine"),
+    ("salbutamol", "albuterol"),
+    ("levosalbutamol", "levalbuterol"),
+    ("lignocaine", "lidocaine"),
+    ("amethocaine", "tetracaine"),
+    ("frusemide", "furosemide"),
+    ("torasemide", "torsemide"),
+    ("glibenclamide", "glyburide"),
+    ("pethidine", "meperidine"),
+    ("rifampicin", "rifampin"),
+    ("ciclosporin", "cyclosporine"),
+    ("ciclosporin", "cyclosporin"),
+    ("cyclosporin", "cyclosporine"),
+    ("aciclovir", "acyclovir"),
+    ("valaciclovir", "valacyclovir"),
+    ("isoprenaline", "isoproterenol"),
+    ("orciprenaline", "metaproterenol"),
+    ("hyoscine", "scopolamine"),
+    ("suxamethonium", "succinylcholine"),
+    ("thiopentone", "thiopental"),
+    ("phenobarbitone", "phenobarbital"),
+    ("amylobarbitone", "amobarbital"),
+    ("quinalbarbitone", "secobarbital"),
+    ("oxpentifylline", "pentoxifylline"),
+    ("mesalazine", "mesalamine"),
+    ("dicycloverine", "dicyclomine"),
+    ("chlorphenamine", "chlorpheniramine"),
+    ("dosulepin", "dothiepin"),
+    ("ergometrine", "ergonovine"),
+    ("mepyramine", "pyrilamine"),
+    ("indometacin", "indomethacin"),
+    ("beclometasone", "beclomethasone"),
+    ("chlortalidone", "chlorthalidone"),
+    ("clomifene", "clomiphene"),
+    ("flucloxacillin", "floxacillin"),
+    ("amoxicillin", "amoxycillin"),
+    ("cefalexin", "cephalexin"),
+    ("cefazolin", "cephazolin"),
+    ("cefalotin", "cephalothin"),
+    ("cefradine", "cephradine"),
+    ("dexamfetamine", "dextroamphetamine"),
+    ("amfetamine", "amphetamine"),
+    ("metamizole", "dipyrone"),
+    ("levomepromazine", "methotrimeprazine"),
+    ("clomethiazole", "chlormethiazole"),
+    ("busulfan", "busulphan"),
+    ("sulfasalazine", "sulphasalazine"),
+    ("sulfamethoxazole", "sulphamethoxazole"),
+    ("cromoglicate", "cromoglycate"),
+    ("cromoglicate", "cromolyn"),
+    ("cromoglycate", "cromolyn"),
+    ("guaifenesin", "guaiphenesin"),
+    ("dimeticone", "dimethicone"),
+    ("diamorphine", "heroin"),
+    ("acetylsalicylic", "aspirin"),
+]
+
+
+# Two medical names of one condition, an older and a newer one (lower case, words as the tokenizer splits them).
+CONDITIONS: list[tuple[str, str]] = [
+    ("acute kidney injury", "acute renal failure"),
+    ("chronic kidney disease", "chronic renal failure"),
+    ("deep vein thrombosis", "deep venous thrombosis"),
+    ("postpartum depression", "postnatal depression"),
+    ("motor neurone disease", "motor neuron disease"),
+    ("motor neuron disease", "amyotrophic lateral sclerosis"),
+    ("motor neurone disease", "amyotrophic lateral sclerosis"),
+    ("type 2 diabetes", "niddm"),
+    ("type 2 diabetes", "non insulin dependent diabetes"),
+    ("stroke", "cerebrovascular accident"),
+]
+# A lay name and the medical one abstracts write: search adds the medical name to a query naming the lay one
+# (not the other way: "hypertension" needs no "high blood pressure"); coverage counts either.
+LAY_NAMES: list[tuple[str, str]] = [
+    ("heart attack", "myocardial infarction"),
+    ("high blood pressure", "hypertension"),
+    ("cot death", "sudden infant death"),
+    ("glandular fever", "infectious mononucleosis"),
+    ("chickenpox", "varicella"),
+    ("shingles", "herpes zoster"),
+    ("whooping cough", "pertussis"),
+    ("hay fever", "allergic rhinitis"),
+    ("german measles", "rubella"),
+    ("kidney stones", "nephrolithiasis"),
+    ("bedwetting", "enuresis"),
+]
+
+
+def _pairs_by_name(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    names: dict[str, list[str]] = {}
+    for one, other in pairs:
+        names.setdefault(one, []).append(other)
+        names.setdefault(other, []).append(one)
+    return {name: tuple(others) for name, others in names.items()}
+
+
+@lru_cache(maxsize=1)
+def _drug_names() -> dict[str, tuple[str, ...]]:
+    return _pairs_by_name(DRUGS)
+
+
+@lru_cache(maxsize=1)
+def _condition_names() -> dict[str, tuple[str, ...]]:
+    return _pairs_by_name(CONDITIONS + LAY_NAMES)
+
+
+def other_names(word: str) -> tuple[str, ...]:
+    """The other names of the drug a lower-case word names ("paracetamol" -> ("acetaminophen",)); () if none."""
+    return _drug_names().get(word, ())
+
+
+def condition_names(phrase: str) -> tuple[str, ...]:
+    """The other names of the condition a lower-case phrase names ("heart attack" -> ("myocardial
+    infarction",)); () if none."""
+    return _condition_names().get(phrase, ())
+
+
+@lru_cache(maxsize=1)
+def _searched_names() -> dict[str, tuple[str, ...]]:
+    """Stemmed name -> the names search adds for it: both ways for drugs and medical names, lay -> medical."""
+    searched: dict[str, list[str]] = {}
+    pairs = DRUGS + CONDITIONS + [(b, a) for a, b in DRUGS + CONDITIONS] + LAY_NAMES
+    for asked, written in pairs:
+        searched.setdefault(" ".join(tokenize(asked, stem=True)), []).append(written)
+    return {name: tuple(dict.fromkeys(names)) for name, names in searched.items()}
+
+
+def search_names(text: str) -> list[str]:
+    """The other names search adds for the drugs and conditions a text names, each once, none it already has:
+    "Does aspirin prevent heart attacks?" -> ["acetylsalicylic", "myocardial infarction"]."""
+    flat = f" {' '.join(tokenize(text, stem=True))} "
+    found = [w for name, written in _searched_names().items() if f" {name} " in flat for w in written]
+    added: dict[str, str] = {}  # stemmed -> as written: "cyclosporine" and "cyclosporin" are one term
+    for name in found:
+        stemmed = " ".join(tokenize(name, stem=True))
+        if f" {stemmed} " not in flat:
+            added.setdefault(stemmed, name)
+    return list(added.values())
