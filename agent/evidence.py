@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from biocite.other_names import Names, asked_names, named_otherwise
 from biocite.records import Document, Evidence, SearchHit, Sentence, Span
 from biocite.sentences import is_metadata, section_label
 from biocite.tokenize import tokenize
@@ -57,11 +58,13 @@ def content_terms(text: str) -> set[str]:
     return set(tokenize(text, stem=True))
 
 
-def lexical_overlap(question_terms: set[str], text: str) -> float:
-    """Share of the question's content terms that occur in `text` (0 when the question has none)."""
+def lexical_overlap(question_terms: set[str], text: str, names: Names = ()) -> float:
+    """Share of the question's content terms that occur in `text` (0 when the question has none), a drug or
+    condition of the question (`names`) counting when `text` writes it by another name."""
     if not question_terms:
         return 0.0
-    return len(question_terms & content_terms(text)) / len(question_terms)
+    found = content_terms(text)
+    return len(question_terms & (found | named_otherwise(names, found))) / len(question_terms)
 
 
 def relevance(cosine: float, lexical: float, weights: RelevanceWeights = RelevanceWeights()) -> float:
@@ -147,9 +150,10 @@ def score_sentences(
     vectors = cache.encode([question, *[s.text for s in sentences]])
     cosines = vectors[1:] @ vectors[0]
     terms = content_terms(question)
+    names = asked_names(question)
     out = []
     for sentence, cosine in zip(sentences, cosines, strict=True):
-        lexical = lexical_overlap(terms, sentence.text)
+        lexical = lexical_overlap(terms, sentence.text, names)
         out.append(
             ScoredSentence(sentence, float(cosine), lexical, relevance(float(cosine), lexical, weights))
         )

@@ -15,7 +15,9 @@ DRUGS pairs the recommended international nonproprietary names (rINN, which the 
 place of most former British Approved Names) with the United States Adopted Names where the two differ, and
 the former British names still common in the literature: one word each side. Drugs that are related but not
 the same (carbimazole and methimazole) are not listed. CONDITIONS pairs phrases that name the same disease;
-a broader or narrower name ("kidney damage", "renal impairment") is not the same condition and is not listed.
+a broader or narrower name ("kidney damage", "renal impairment") is not the same condition and is not listed,
+nor a name whose words search would read apart into common ones ("cerebrovascular accident" would add
+"accident" to every stroke query; "non-insulin-dependent diabetes" "insulin": "NIDDM" is listed instead).
 """
 
 from __future__ import annotations
@@ -96,8 +98,6 @@ CONDITIONS: list[tuple[str, str]] = [
     ("motor neuron disease", "amyotrophic lateral sclerosis"),
     ("motor neurone disease", "amyotrophic lateral sclerosis"),
     ("type 2 diabetes", "niddm"),
-    ("type 2 diabetes", "non insulin dependent diabetes"),
-    ("stroke", "cerebrovascular accident"),
 ]
 # A lay name and the medical one abstracts write: search adds the medical name to a query naming the lay one
 # (not the other way: "hypertension" needs no "high blood pressure"); coverage counts either.
@@ -166,3 +166,30 @@ def search_names(text: str) -> list[str]:
         if f" {stemmed} " not in flat:
             added.setdefault(stemmed, name)
     return list(added.values())
+
+
+Names = tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]
+
+
+@lru_cache(maxsize=1)
+def _stemmed_pairs() -> dict[frozenset[str], tuple[frozenset[str], ...]]:
+    """Stems of each name -> stems of each of its other names (every table, both ways)."""
+    out: dict[frozenset[str], list[frozenset[str]]] = {}
+    for one, other in DRUGS + CONDITIONS + LAY_NAMES:
+        a, b = (frozenset(tokenize(n, stem=True)) for n in (one, other))
+        out.setdefault(a, []).append(b)
+        out.setdefault(b, []).append(a)
+    return {name: tuple(others) for name, others in out.items()}
+
+
+@lru_cache(maxsize=256)
+def asked_names(question: str) -> Names:
+    """The drugs and conditions a question names, as (their stems, the stems of each of their other names)."""
+    terms = set(tokenize(question, stem=True))
+    return tuple((name, others) for name, others in _stemmed_pairs().items() if name <= terms)
+
+
+def named_otherwise(names: Names, text_terms: set[str]) -> set[str]:
+    """The stems of the asked names that a text with these stems writes by another name: "lidocaine reduced
+    the pain" writes the asked "lignocaine", "myocardial infarction" the asked "heart attack"."""
+    return {t for name, others in names if any(o <= text_terms for o in others) for t in name}

@@ -24,7 +24,7 @@ from biocite.agent.coverage import (
     respelling_notes,
     uncited_concepts,
 )
-from biocite.agent.evidence import ScoredSentence, content_terms, covering_picks
+from biocite.agent.evidence import ScoredSentence, content_terms, covering_picks, lexical_overlap
 from biocite.agent.findings import ARTIFACT_VERSION as FINDINGS_VERSION
 from biocite.agent.findings import FindingsModel, cue_features, overlaps_long_answer
 from biocite.agent.graph import Agent, bottom_line_sentence, enforce_guarantees
@@ -40,7 +40,7 @@ from biocite.agent.verdict import (
 )
 from biocite.errors import ModelError
 from biocite.heads import LinearModel
-from biocite.other_names import other_names, search_names
+from biocite.other_names import asked_names, other_names, search_names
 from biocite.records import Answer, AnswerSentence, Citation, Document, Evidence, Sentence, Span
 from biocite.tokenize import tokenize
 from tests.conftest import DATA
@@ -1217,3 +1217,13 @@ def test_a_note_each_round_repeats_is_said_once() -> None:
     assert [n for n in answer.trace.notes if n.startswith("key concepts")] == [
         "key concepts: tamoxifen (subject); endometrial cancer (outcome)"
     ]
+
+
+def test_evidence_relevance_counts_a_drugs_other_name_as_the_asked_term() -> None:
+    """A lidocaine trial's sentence matches "lignocaine" as well as "lidocaine" (it scored below the bar)."""
+    names = asked_names("Does lignocaine cause heart attacks?")
+    terms = content_terms("Does lignocaine cause heart attacks?")
+    text = "Lidocaine caused myocardial infarction in two patients."
+    assert lexical_overlap(terms, text, names) == 1.0
+    assert lexical_overlap(terms, text) == 0.25  # without the names: "cause" alone
+    assert lexical_overlap(terms, "Bupivacaine caused heart failure.", names) == 0.5  # "cause", "heart"
