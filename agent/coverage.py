@@ -340,7 +340,10 @@ def word_forms(word: str) -> frozenset[tuple[str, int]]:
 
 def _synonyms() -> dict[str, set[str]]:
     pairs: dict[str, set[str]] = {}
-    for one, other in ORGAN_WORDS + AGE_WORDS + TEST_WORDS + other_names.DRUGS:
+    one_word_conditions = [
+        (a, b) for a, b in other_names.CONDITIONS + other_names.LAY_NAMES if " " not in a + b
+    ]  # "flu" / "influenza" as the drugs' names; phrases are `_condition_written`'s
+    for one, other in ORGAN_WORDS + AGE_WORDS + TEST_WORDS + other_names.DRUGS + one_word_conditions:
         a, b = (tokenize(w, stem=True)[0] for w in (one, other))
         pairs.setdefault(a, set()).add(b)
         pairs.setdefault(b, set()).add(a)
@@ -768,8 +771,8 @@ def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Docu
             if concept.unseen and (written := read_as(concept, terms)):
                 notes.append(f"read {asked!r} as {written!r}: no indexed abstract has {asked!r}")
                 break
-            if written := _other_drug_name(asked, key, terms):
-                notes.append(f"read {asked!r} as {written!r}, another name of the same drug")
+            if named := _other_word_name(asked, key, terms):
+                notes.append(f"read {asked!r} as {named[0]!r}, another name of the same {named[1]}")
                 break
             if written := _condition_written(concept, terms):
                 notes.append(f"read {concept.text!r} as {written!r}, another name of the same condition")
@@ -777,12 +780,15 @@ def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Docu
     return notes
 
 
-def _other_drug_name(asked: str, key: str, terms: DocumentTerms) -> str | None:
-    """How an abstract that lacks the asked drug's name writes it, if by another of its names."""
+def _other_word_name(asked: str, key: str, terms: DocumentTerms) -> tuple[str, str] | None:
+    """How an abstract that lacks the asked drug's or condition's one-word name writes it, if by another of its
+    one-word names, and which of the two it is."""
     if key in terms.stems:
         return None
-    stems = (_stem(name) for name in other_names.other_names(asked.casefold()))
-    return next((terms.written(s) for s in stems if s and s in terms.stems), None)
+    word = asked.casefold()
+    named = [(n, "drug") for n in other_names.other_names(word)]
+    named += [(n, "condition") for n in other_names.condition_names(word) if " " not in n]
+    return next(((terms.written(s), kind) for n, kind in named if (s := _stem(n)) and s in terms.stems), None)
 
 
 def _stemmed_phrase(text: str) -> str:

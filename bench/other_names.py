@@ -77,7 +77,9 @@ def swapped_titles(n: int) -> list[tuple[str, str, str, str, str]]:
 def table_off() -> Iterator[None]:
     """Search and coverage as they were before the table: no other names added or counted."""
     synonyms = dict(coverage.SYNONYMS)
-    for one, other in other_names.DRUGS:
+    for one, other in other_names.DRUGS + other_names.CONDITIONS + other_names.LAY_NAMES:
+        if " " in one + other:
+            continue
         a, b = (coverage._stem(w) for w in (one, other))
         for x, y in ((a, b), (b, a)):
             if x in synonyms:
@@ -87,7 +89,7 @@ def table_off() -> Iterator[None]:
         mock.patch("biocite.agent.evidence.asked_names", lambda question: ()),
         mock.patch.object(coverage, "SYNONYMS", synonyms),
         mock.patch.object(coverage, "_condition_written", lambda concept, terms: None),
-        mock.patch.object(coverage, "_other_drug_name", lambda asked, key, terms: None),
+        mock.patch.object(coverage, "_other_word_name", lambda asked, key, terms: None),
     ):
         yield
 

@@ -140,6 +140,14 @@ def test_a_condition_is_covered_by_its_other_name() -> None:
     assert not covers(attacks, _doc("", "Aspirin did not worsen heart failure."))
     aki = key_concepts("Does furosemide prevent acute kidney injury?", df, 0.0, 0.5)[-1]
     assert covers(aki, _doc("", "Acute renal failure followed rifampicin in two patients."))
+    # a one-word lay name is the medical word wherever it stands in a concept ("flu vaccination")
+    flu = next(
+        c for c in key_concepts("Does flu vaccination protect the elderly?", df, 0.03) if "flu" in c.text
+    )
+    assert covers(flu, _doc("", "Influenza vaccination reduced hospital admissions in the elderly."))
+    assert not covers(flu, _doc("", "Pneumococcal vaccination reduced hospital admissions in the elderly."))
+    notes = respelling_notes([flu], {0}, [Document(pmid="1", abstract="Influenza vaccination worked.")])
+    assert notes == ["read 'flu' as 'Influenza', another name of the same condition"]
 
 
 def test_search_adds_the_other_names_a_query_names() -> None:
