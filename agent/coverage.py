@@ -36,9 +36,9 @@ nor "muscle fibres". An organ's Latin adjective and its English name are one ter
 covered by "liver fibrosis", `ORGAN_WORDS`), and so are the words of one age group ("older" and "elderly",
 `AGE_WORDS`), and so are a drug's international and United States names ("paracetamol" and
 "acetaminophen", `biocite.other_names`), and a condition's names ("heart attack" is covered by "myocardial
-infarction", "acute kidney injury" by "acute renal failure"). A letter compound is a phrase whatever its inflection ("grades C" is covered by "grade C"), and
-a letter hyphened to the next word belongs to that word ("high-sensitivity C-reactive protein" is about "C
-reactive", not "sensitivity C").
+infarction", "acute kidney injury" by "acute renal failure"). A letter compound is a phrase whatever its
+inflection ("grades C" is covered by "grade C"), and a letter hyphened to the next word belongs to that word
+("high-sensitivity C-reactive protein" is about "C reactive", not "sensitivity C").
 `max_df_share`, `max_outcome_df_share`, `max_subject_df_share` and `max_setting_df_share` are fitted on the
 TRAIN questions (bench/agent_concepts.py).
 

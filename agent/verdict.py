@@ -85,6 +85,16 @@ _FACTOID = re.compile(
     r"^\s*(?:for\s+)?(?:what|what's|whats|which|who|whom|when|where|how (?:many|much|long|often|soon))\b",
     re.IGNORECASE,
 )
+# "Is depression common after delivery?" asks how often, a frequency (factoid), not yes or no: no PubMedQA
+# question asks it (0 of 500), so the verdict model never learnt one; its "no 0.83" over a prevalence of 16 %
+# said nothing. The frequency word must be the predicate ("Are rare variants associated ...?" is yes/no), and
+# a comparison stays yes/no ("Are seizures more common in ...?" asks whether a risk is raised).
+_FREQUENCY = re.compile(
+    r"^\s*(?:is|are|was|were)\s+(?:\S+\s+){0,6}?(?<!more )(?<!less )"
+    r"(?:common|uncommon|rare|frequent|infrequent|prevalent)"
+    r"(?=\s+(?:in|among|after|during|with|to|for|at|following)\b|\s*[?.]|\s*$)",
+    re.IGNORECASE,
+)
 _OPEN = re.compile(
     r"^\s*(?:how(?!\s+(?:many|much|long|often|soon)\b)|why)\b"
     r"|^\s*(?:any|some)\s+(?:thoughts|advice|suggestions?|recommendations?|ideas|tips)\b"
@@ -120,13 +130,16 @@ def _clauses(question: str) -> list[str]:
 
 def question_type(question: str) -> QuestionType:
     """The type of the question's first clause (the whole question first) that opens with an auxiliary verb
-    (yes/no, unless a request: "Can you suggest ...") or a question word (list / factoid / open); else the
+    (yes/no, unless a request: "Can you suggest ..." or a frequency: "Is X common in Y?") or a question word
+    (list / factoid / open); else the
     type of the question that starts mid-sentence at a question word or a request; else yes/no for a
     title-like question ("Chronic functional somatic symptoms: a single syndrome?"), open otherwise."""
     text = question.strip()
     for clause in _clauses(text):
         if _OPEN.match(clause):
             return "open"
+        if _FREQUENCY.match(clause):
+            return "factoid"
         if _YES_NO.match(clause):
             return "yes/no"
         if _LIST.match(clause):

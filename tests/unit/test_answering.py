@@ -78,6 +78,12 @@ from tests.unit.agent_fakes import (
         ("If I took trazodone when would be the best time to take it?", "factoid"),
         ("Alright so I dont know much about Lexapro would you tell me more about it?", "open"),
         ("Back pain could be because Im starting my cycle in 2 days but I dont know?", "yes/no"),
+        # how often something happens is a frequency, not yes or no; a comparison or an attribute stays yes/no
+        ("Is depression common after delivery?", "factoid"),
+        ("Is it common to have an abscess with no pain?", "factoid"),
+        ("Is lithium toxicity very rare?", "factoid"),
+        ("Are seizures more common in children with fever?", "yes/no"),
+        ("Are rare variants associated with autism?", "yes/no"),
     ],
 )
 def test_question_type(question: str, kind: str) -> None:
