@@ -417,6 +417,7 @@ def _stem(word: str) -> str | None:
     return tokens[0] if tokens else None
 
 
+@lru_cache(maxsize=1 << 16)  # evidence relevance spells every term of every sentence it scores
 def american_spelling(stem: str) -> str:
     """The stem as American spelling writes it ("haemolyt" -> "hemolyt", "randomis" -> "randomiz")."""
     if len(stem) < 5 or not stem.isalpha():

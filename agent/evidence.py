@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from biocite.agent.coverage import american_spelling
 from biocite.other_names import Names, asked_names, named_otherwise
 from biocite.records import Document, Evidence, SearchHit, Sentence, Span
 from biocite.sentences import is_metadata, section_label
@@ -59,12 +60,15 @@ def content_terms(text: str) -> set[str]:
 
 
 def lexical_overlap(question_terms: set[str], text: str, names: Names = ()) -> float:
-    """Share of the question's content terms that occur in `text` (0 when the question has none), a drug or
-    condition of the question (`names`) counting when `text` writes it by another name."""
+    """Share of the question's content terms that occur in `text` (0 when the question has none), in either
+    spelling ("hypokalaemia" / "hypokalemia"), a drug or condition of the question (`names`) counting when
+    `text` writes it by another name."""
     if not question_terms:
         return 0.0
     found = content_terms(text)
-    return len(question_terms & (found | named_otherwise(names, found))) / len(question_terms)
+    found |= named_otherwise(names, found)
+    spelt = {american_spelling(t) for t in found}
+    return sum(t in found or american_spelling(t) in spelt for t in question_terms) / len(question_terms)
 
 
 def relevance(cosine: float, lexical: float, weights: RelevanceWeights = RelevanceWeights()) -> float:

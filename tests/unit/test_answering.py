@@ -1241,3 +1241,7 @@ def test_evidence_relevance_counts_a_drugs_other_name_as_the_asked_term() -> Non
     assert lexical_overlap(terms, text, names) == 1.0
     assert lexical_overlap(terms, text) == 0.25  # without the names: "cause" alone
     assert lexical_overlap(terms, "Bupivacaine caused heart failure.", names) == 0.5  # "cause", "heart"
+    # either spelling: the albuterol study's "Symptomatic hypokalemia did not occur." answers the British question
+    question = "Does salbutamol cause hypokalaemia?"
+    found = lexical_overlap(content_terms(question), "Albuterol caused hypokalemia.", asked_names(question))
+    assert found == 1.0
