@@ -25,6 +25,24 @@ _DANGLING = re.compile(
     re.IGNORECASE,
 )
 
+_REPORTS = (
+    r"(?:shows?|showed|shown|found|finds|reports?|reported|suggests?|suggested|demonstrates?|demonstrated"
+    r"|indicates?|indicated|concludes?|concluded)\b"
+)
+# A marker standing for the study's authors: "The study by [1] shows ...", "Results from [2] suggest ..." (kept
+# as "The study by shows ...") and "However, [3] shows ..." (kept as "However, shows ...") read as "The study
+# shows", "Results suggest", "However, a study shows"; "A review of [2] trials" keeps its "of".
+_BY_MARKER = re.compile(
+    rf"\b((?:study|studies|trial|trials|analysis|review|report|work|results|data|findings|evidence)\s+)(?:by|of|from|in)\s*{_SLOT}\s*(?={_REPORTS})",
+    re.IGNORECASE,
+)
+_MARKER_SUBJECT = re.compile(rf"^((?:\w+,\s*)?){_SLOT}\s*(?={_REPORTS})", re.IGNORECASE)
+
+
+def _subject(match: re.Match[str]) -> str:
+    lead = match.group(1)
+    return f"{lead.rstrip()} a study " if lead else "A study "
+
 
 class DraftSentence(BaseModel):
     text: str  # without markers
@@ -46,7 +64,9 @@ def _numbers(group: str) -> list[int]:
 
 
 def strip_markers(text: str) -> str:
-    text = _DANGLING.sub("", _MARKER.sub(_SLOT, text)).replace(_SLOT, "")
+    text = _MARKER.sub(_SLOT, text)
+    text = _MARKER_SUBJECT.sub(_subject, _BY_MARKER.sub(r"\1", text.strip()))
+    text = _DANGLING.sub("", text).replace(_SLOT, "")
     text = re.sub(r"\(\s*\)", "", text)
     text = re.sub(r"\s+([.,;:!?])", r"\1", text)
     return " ".join(text.split())

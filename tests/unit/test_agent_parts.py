@@ -54,6 +54,26 @@ def test_parse_generation_drops_words_that_only_pointed_at_a_marker() -> None:
     ]
 
 
+def test_a_marker_standing_for_the_authors_leaves_no_gap() -> None:
+    """Held-out generate run 61-90 kept "The study by shows that lunar phases influence the time of delivery." and
+    "However, shows that Ki-67 values differ ..." once their markers were cut."""
+    text = (
+        "The study by [1] shows that lunar phases influence delivery. However, [2] shows that Ki-67 values differ. "
+        "Results from [1] suggest a benefit. A review of [2] trials found none."
+    )
+    assert [d.text for d in parse_generation(text, 3, set())] == [
+        "The study shows that lunar phases influence delivery.",
+        "However, a study shows that Ki-67 values differ.",
+        "Results suggest a benefit.",
+        "A review of trials found none.",
+    ]
+    assert [d.evidence_ids for d in parse_generation(text, 3, set())] == [[1], [2], [1], [2]]
+    # a text that opens with a marker: markers lead their sentences
+    assert [d.text for d in parse_generation("[3] found that pressure was lower.", 3, set())] == [
+        "A study found that pressure was lower."
+    ]
+
+
 def test_count_words_ignores_markers() -> None:
     assert count_words("Smoking raises the risk [1][2] of cancer [3].") == 6
 
