@@ -8,6 +8,8 @@
 - a sentence that names a concept of the question its cited abstracts do not cover is dropped;
 - a sentence that opens with an answer word ("Yes, this is a metabolic adaptation to pregnancy.") is the
   LLM's own verdict, restating the question: the bottom line is the trained verdict model's, so it is dropped;
+- a sentence citing one abstract claims no consensus or conflict of "the studies": "The studies agree that X"
+  keeps X, "The studies disagree on Y" is dropped;
 - a rewritten search query may not state facts (no hypothetical answers) nor repeat an earlier query.
 """
 
@@ -96,6 +98,50 @@ def holds(longer: str, shorter: str) -> bool:
     return bool(terms) and len(terms & _content_terms(longer)) >= _REPEAT_SHARE * len(terms)
 
 
+# "The studies agree that X" / "The studies disagree on Y" over one cited abstract: a consensus or a conflict is
+# between studies (held-out generate runs 31-60 and 61-90: 10 such sentences, each citing one abstract).
+_STUDIES = r"^\s*(?:the|both|all|several|two|three|these|most|many|other)\s+(?:studies|trials|reports|papers|authors)\s+"
+_CONSENSUS = re.compile(
+    _STUDIES
+    + r"(?:agree|concur|consistently (?:show|find|report)|show|suggest|indicate|report|demonstrate|found"
+    r"|showed|suggested|indicated|reported|demonstrated)\s+that\s+(?=\S)",
+    re.IGNORECASE,
+)
+_CONFLICT = re.compile(
+    r"\b(?:studies|trials|reports|authors)\s+(?:disagree|differ|conflict|are (?:conflicting|inconsistent|divided))\b"
+    r"|"
+    + _STUDIES
+    + r"(?:agree|concur)\b",  # an agreement that names no finding ("agree on the role of ...")
+    re.IGNORECASE,
+)
+
+
+_PLURAL_PAST = re.compile(
+    _STUDIES + r"(?=(?:found|showed|reported|suggested|demonstrated|indicated|observed)\b)", re.IGNORECASE
+)
+
+
+def single_study_frame(sentence: AnswerSentence) -> str | None:
+    """For a sentence citing one abstract: its text without a frame of agreement ("The studies agree that X" ->
+    "X"; "The studies found X" -> "The study found X"), "" when it claims a conflict or an agreement it does not
+    state (dropped), None when it has neither."""
+    if len({c.pmid for c in sentence.citations}) >= 2:
+        return None
+    if framed := _CONSENSUS.match(sentence.text):
+        return _sentence_case(sentence.text[framed.end() :])
+    if _CONFLICT.search(sentence.text):
+        return ""
+    if plural := _PLURAL_PAST.match(sentence.text):
+        return "The study " + sentence.text[plural.end() :]
+    return None
+
+
+def _sentence_case(text: str) -> str:
+    """The first letter upper-cased, unless the first word is not a plain lower-case word ("mRNA", "β-catenin")."""
+    first = text.split(" ", 1)[0]
+    return text[0].upper() + text[1:] if first.isascii() and first.islower() else text
+
+
 def opens_with_answer_word(text: str) -> bool:
     """ "Yes, ..." / "No." (the LLM's own verdict), not "No significant difference ..." (a finding)."""
     return _ANSWER_WORD.match(text) is not None
@@ -132,6 +178,8 @@ def polish(
         "copy re-cited": 0,
         "uncited concept dropped": 0,
         "repeats dropped": 0,
+        "one-study frames reworded": 0,
+        "one-study conflict dropped": 0,
     }
     for sentence in sentences:
         if sentence.kind == "bottom_line":
@@ -151,6 +199,12 @@ def polish(
                 continue
             defined.add(subject)
         source = copied_from(sentence.text, evidence)
+        if source is None and (unframed := single_study_frame(sentence)) is not None:
+            if not unframed:
+                counts["one-study conflict dropped"] += 1
+                continue
+            sentence = sentence.model_copy(update={"text": unframed})
+            counts["one-study frames reworded"] += 1
         if source is not None and not _cites_only(sentence, source):
             sentence = sentence.model_copy(
                 update={"citations": [Citation(pmid=source.pmid, evidence=[source])]}
@@ -227,14 +281,15 @@ def acceptable_query(query: str, earlier: list[str]) -> bool:
 
 def audit(answers: list[Answer]) -> dict[str, int]:
     """Over finished answers: numbers of generated sentences missing from their cited evidence, sentences
-    copying one evidence sentence of their answer while citing another abstract, and those citing its
-    abstract with another of its sentences as the quote."""
+    copying one evidence sentence of their answer while citing another abstract, those citing its abstract with
+    another of its sentences as the quote, and those claiming a consensus or conflict of one cited abstract."""
     counts = {
         "sentences": 0,
         "numbers": 0,
         "numbers_missing": 0,
         "cross_cited_copies": 0,
         "misquoted_copies": 0,
+        "one_study_consensus": 0,  # "The studies agree / disagree ..." over one cited abstract
     }
     for answer in answers:
         evidence = [e for s in answer.sentences for c in s.citations for e in c.evidence]
@@ -245,6 +300,8 @@ def audit(answers: list[Answer]) -> dict[str, int]:
             counts["numbers"] += len(numbers(sentence.text))
             counts["numbers_missing"] += len(numbers_in(sentence.text, cited_text(sentence)))
             source = copied_from(sentence.text, evidence)
+            if source is None and single_study_frame(sentence) is not None:
+                counts["one_study_consensus"] += 1
             if source is None or _cites_only(sentence, source):
                 continue
             if source.pmid not in {c.pmid for c in sentence.citations}:

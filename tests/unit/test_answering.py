@@ -588,6 +588,30 @@ def test_a_finding_restated_in_a_reporting_frame_is_a_repeat() -> None:
     assert [s.text for s in polish([shown, more], [a], [])] == [more.text]
 
 
+def test_one_cited_abstract_makes_no_consensus_or_conflict() -> None:
+    """Held-out generate run 61-90: "The studies agree that preoperative statin therapy reduces AF development
+    after CABG." and "The studies disagree on the specific predictors of AF development after CABG." each cited
+    the one CABG study."""
+    a = _evidence("21881325", "Preoperative statin therapy reduces AF development after CABG.")
+    b = _evidence("17020434", "Statins could lower recurrence after cardioversion.")
+    agree = _sentence("The studies agree that preoperative statin therapy reduces AF after CABG surgery.", a)
+    conflict = _sentence("The studies disagree on the specific predictors of AF development after CABG.", a)
+    found = _sentence("The studies found a lower rate of AF after CABG with statins.", a)
+    both = _sentence("The studies agree that statins lower the risk of atrial fibrillation.", a, b)
+    notes: list[str] = []
+    kept = polish([agree, conflict, found, both], [a, b], notes)
+    assert [s.text for s in kept] == [
+        "Preoperative statin therapy reduces AF after CABG surgery.",
+        "The study found a lower rate of AF after CABG with statins.",
+        both.text,  # two abstracts: a consensus may be stated
+    ]
+    assert "2 one-study frames reworded" in notes[0] and "1 one-study conflict dropped" in notes[0]
+    # a quote of an abstract that itself says so is left as written
+    review = _evidence("1", "Both studies agree that early surgery lowers mortality in endocarditis.")
+    quote = _sentence(review.span.text, review)
+    assert [s.text for s in polish([quote], [review], [])] == [review.span.text]
+
+
 @pytest.mark.parametrize(
     "text", ["The scale was validated, allowing the tenta", "overlap clinically and histologically,.", "Yes."]
 )
