@@ -76,6 +76,7 @@ from functools import cached_property, lru_cache
 from typing import Literal
 
 from biocite import other_names
+from biocite.other_names import shadowed
 from biocite.populations import mentions_animals, studied_in_animals
 from biocite.records import Document, Evidence
 from biocite.tokenize import STOPWORDS, compound_parts, tokenize
@@ -682,7 +683,7 @@ def _has_form(concept: Concept, term: str, terms: DocumentTerms) -> bool:
     asked = [w.casefold() for w in concept.words if _stem(w.casefold()) == term]
     if inflamed := [w for w in asked if w.endswith("itis")]:
         return any(f" {w} " in terms.flat or f" {w[:-2]}des " in terms.flat for w in inflamed)
-    if _has_term(term, terms):
+    if _has_term(term, terms, synonyms=term not in shadowed(concept.text)):
         return True
     return bool({key for w in asked for key in word_forms(w)} & terms.forms)
 
@@ -729,9 +730,9 @@ def _spelt_out(concept: Concept, terms: DocumentTerms) -> bool:
     )  # fmt: skip
 
 
-def _has_term(term: str, terms: DocumentTerms) -> bool:
-    """A stem among the abstract's stems (either spelling, or its other name: "hepat" / "liver", "older" /
-    "elderly"), or a compound ("vitamin d") as a phrase of its words."""
+def _has_term(term: str, terms: DocumentTerms, synonyms: bool = True) -> bool:
+    """A stem among the abstract's stems (either spelling, or with `synonyms` its other name: "hepat" /
+    "liver", "older" / "elderly"), or a compound ("vitamin d") as a phrase of its words."""
     if " " in term:  # as written, or its words' stems ("grades C" is covered by "grade C")
         words = re.findall(r"[a-z0-9]+", term)
         phrase = " ".join(words)
@@ -742,7 +743,7 @@ def _has_term(term: str, terms: DocumentTerms) -> bool:
         )
     if term in terms.stems or american_spelling(term) in terms.spellings:
         return True
-    return bool(SYNONYMS.get(term, set()) & terms.stems)
+    return synonyms and bool(SYNONYMS.get(term, set()) & terms.stems)
 
 
 def read_as(concept: Concept, terms: DocumentTerms) -> str | None:

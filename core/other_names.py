@@ -114,6 +114,7 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("kidney stones", "nephrolithiasis"),
     ("bedwetting", "enuresis"),
     ("flu", "influenza"),
+    ("stomach flu", "gastroenteritis"),  # not influenza: the longer name wins (`shadowed`)
     ("tb", "tuberculosis"),
     ("hives", "urticaria"),
     ("piles", "hemorrhoids"),
@@ -207,9 +208,15 @@ def _searched_names() -> dict[str, tuple[str, ...]]:
 
 def search_names(text: str) -> list[str]:
     """The other names search adds for the drugs and conditions a text names, each once, none it already has:
-    "Does aspirin prevent heart attacks?" -> ["acetylsalicylic", "myocardial infarction"]."""
+    "Does aspirin prevent heart attacks?" -> ["myocardial infarction", "acetylsalicylic"]. A longer name wins
+    over the names inside it: "stomach flu" adds "gastroenteritis", not "influenza"."""
     flat = f" {' '.join(tokenize(text, stem=True))} "
-    found = [w for name, written in _searched_names().items() if f" {name} " in flat for w in written]
+    found: list[str] = []
+    rest = flat
+    for name, written in sorted(_searched_names().items(), key=lambda kv: -len(kv[0].split())):
+        if f" {name} " in rest:
+            found.extend(written)
+            rest = rest.replace(f" {name} ", " \0 ")
     added: dict[str, str] = {}  # stemmed -> as written: "cyclosporine" and "cyclosporin" are one term
     for name in found:
         stemmed = " ".join(tokenize(name, stem=True))
@@ -236,10 +243,32 @@ def _stemmed_pairs() -> dict[frozenset[str], tuple[frozenset[str], ...]]:
 def asked_names(question: str) -> Names:
     """The drugs and conditions a question names, as (their stems, the stems of each of their other names)."""
     terms = set(tokenize(question, stem=True))
-    return tuple((name, others) for name, others in _stemmed_pairs().items() if name <= terms)
+    inside = shadowed(question)  # "stomach flu" asks nothing of influenza
+    return tuple(
+        (name, others) for name, others in _stemmed_pairs().items() if name <= terms and not name <= inside
+    )
 
 
 def named_otherwise(names: Names, text_terms: set[str]) -> set[str]:
     """The stems of the asked names that a text with these stems writes by another name: "lidocaine reduced
     the pain" writes the asked "lignocaine", "myocardial infarction" the asked "heart attack"."""
     return {t for name, others in names if any(o <= text_terms for o in others) for t in name}
+
+
+@lru_cache(maxsize=1)
+def _one_word_names() -> frozenset[str]:
+    names = {n for pair in DRUGS + CONDITIONS + LAY_NAMES for n in pair}
+    stems = [tokenize(n, stem=True) for n in names]
+    return frozenset(s[0] for s in stems if len(s) == 1)
+
+
+@lru_cache(maxsize=4096)
+def shadowed(text: str) -> frozenset[str]:
+    """Stems of one-word names inside a longer name the text names, which mean something else there: "stomach
+    flu" is gastroenteritis, so its "flu" is not influenza."""
+    flat = f" {' '.join(tokenize(text, stem=True))} "
+    out: set[str] = set()
+    for name in _stemmed_pairs():
+        if len(name) >= 2 and all(f" {t} " in flat for t in name):
+            out |= set(name) & _one_word_names()
+    return frozenset(out)

@@ -157,10 +157,29 @@ def test_a_condition_is_covered_by_its_other_name() -> None:
 
 
 def test_search_adds_the_other_names_a_query_names() -> None:
-    assert search_names("Does aspirin prevent heart attacks?") == ["acetylsalicylic", "myocardial infarction"]
+    assert sorted(search_names("Does aspirin prevent heart attacks?")) == [
+        "acetylsalicylic",
+        "myocardial infarction",
+    ]
     assert search_names("Does ciclosporin cause hypertension?") == ["cyclosporine"]  # one term, not two
     assert search_names("hypertension in adults") == []  # a lay name is added for a medical one, not back
     assert search_names("paracetamol or acetaminophen overdose") == []  # names it has are not added again
+    # a longer name wins over the names inside it: the stomach flu is gastroenteritis, not influenza
+    assert search_names("Is abdominal cramping normal with the stomach flu?") == ["gastroenteritis"]
+    assert search_names("How long does flu last?") == ["influenza"]
+
+
+def test_a_name_inside_a_longer_one_is_not_read_as_its_other_name() -> None:
+    """K-QA: "Is it normal to have really bad abdominal cramping with the stomach flu?" (gastroenteritis)."""
+    df = _df("influenza vaccination", "gastroenteritis in children", "stomach ulcer", n_other=4)
+    concept = next(
+        c for c in key_concepts("Is cramping normal with the stomach flu?", df, 0.0, 0.5) if "flu" in c.text
+    )
+    assert covers(concept, _doc("", "Abdominal cramps were common in viral gastroenteritis."))
+    assert not covers(concept, _doc("", "Influenza caused fever and cough in most patients."))
+    assert frozenset({"flu"}) not in [
+        name for name, _ in asked_names("Is cramping normal with the stomach flu?")
+    ]
 
 
 def test_initials_cover_a_spelt_out_concept() -> None:
