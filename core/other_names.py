@@ -8,8 +8,10 @@ abstract mentions 'ciclosporin'") over 19 abstracts on cyclosporine. "Does aspir
 said "not covered: heart attacks" while quoting "Aspirin reduces the risk for myocardial infarction": the
 corpus has 69 abstracts on myocardial infarction and none says "heart attack"; it has 40 on "acute renal
 failure" and 6 on "acute kidney injury", the name a clinician uses today. Search adds the other names of what
-a query names to its BM25 terms (`biocite.index.hybrid`), and the agent's coverage counts either name
-(`biocite.agent.coverage`).
+a query names to its BM25 terms (`biocite.index.hybrid`), evidence relevance counts a sentence's other name as
+the question's term (`biocite.agent.evidence`), and the agent's coverage counts either name
+(`biocite.agent.coverage`). A longer name wins over the names inside it: "stomach flu" is gastroenteritis, and
+its "flu" is not influenza (`shadowed`). Measured in `bench/other_names.py`.
 
 DRUGS pairs the recommended international nonproprietary names (rINN, which the United Kingdom adopted in
 place of most former British Approved Names) with the United States Adopted Names where the two differ, and
