@@ -144,6 +144,8 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("low potassium", "hypokalaemia"),
     ("high potassium", "hyperkalemia"),
     ("high potassium", "hyperkalaemia"),
+    ("raised potassium", "hyperkalemia"),  # "raise" and "raised" are one stem: "Does X raise potassium?"
+    ("raised potassium", "hyperkalaemia"),
     ("low sodium", "hyponatremia"),
     ("low sodium", "hyponatraemia"),
     ("underactive thyroid", "hypothyroidism"),

@@ -167,6 +167,8 @@ def test_search_adds_the_other_names_a_query_names() -> None:
     # a longer name wins over the names inside it: the stomach flu is gastroenteritis, not influenza
     assert search_names("Is abdominal cramping normal with the stomach flu?") == ["gastroenteritis"]
     assert search_names("How long does flu last?") == ["influenza"]
+    # a verb of the phrase stems as its participle: "raise potassium" is "raised potassium" (hyperkalaemia)
+    assert "hyperkalaemia" in search_names("Does suxamethonium raise potassium?")
 
 
 def test_a_name_inside_a_longer_one_is_not_read_as_its_other_name() -> None:
