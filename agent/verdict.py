@@ -131,9 +131,9 @@ def _clauses(question: str) -> list[str]:
 def question_type(question: str) -> QuestionType:
     """The type of the question's first clause (the whole question first) that opens with an auxiliary verb
     (yes/no, unless a request: "Can you suggest ..." or a frequency: "Is X common in Y?") or a question word
-    (list / factoid / open); else the
-    type of the question that starts mid-sentence at a question word or a request; else yes/no for a
-    title-like question ("Chronic functional somatic symptoms: a single syndrome?"), open otherwise."""
+    (list / factoid / open); else the type of the question that starts mid-sentence at a question word or a
+    request; else yes/no for a title-like question ("Chronic functional somatic symptoms: a single
+    syndrome?"), open otherwise."""
     text = question.strip()
     for clause in _clauses(text):
         if _OPEN.match(clause):
