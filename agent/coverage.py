@@ -339,19 +339,22 @@ def word_forms(word: str) -> frozenset[tuple[str, int]]:
     return frozenset(keys)
 
 
-def _synonyms() -> dict[str, set[str]]:
+def synonyms(words: list[tuple[str, str]]) -> dict[str, set[str]]:
+    """Stem -> the stems of its other names, both ways, for pairs of one word each."""
     pairs: dict[str, set[str]] = {}
-    one_word_conditions = [
-        (a, b) for a, b in other_names.CONDITIONS + other_names.LAY_NAMES if " " not in a + b
-    ]  # "flu" / "influenza" as the drugs' names; phrases are `_condition_written`'s
-    for one, other in ORGAN_WORDS + AGE_WORDS + TEST_WORDS + other_names.DRUGS + one_word_conditions:
+    for one, other in words:
         a, b = (tokenize(w, stem=True)[0] for w in (one, other))
         pairs.setdefault(a, set()).add(b)
         pairs.setdefault(b, set()).add(a)
     return pairs
 
 
-SYNONYMS = _synonyms()
+PLAIN_NAMES = ORGAN_WORDS + AGE_WORDS + TEST_WORDS
+# the drugs' names, and the one-word names of conditions ("flu" / "influenza"); phrases are `_condition_written`'s
+OTHER_NAMES = other_names.DRUGS + [
+    (a, b) for a, b in other_names.CONDITIONS + other_names.LAY_NAMES if " " not in a + b
+]
+SYNONYMS = synonyms(PLAIN_NAMES + OTHER_NAMES)
 
 Role = Literal["", "outcome", "setting", "subject"]
 CUT_WORDS = (GENERIC, ASPECTS, VERBS, CONVERSATIONAL, QUANTITIES_AND_FORMS)  # a chunk ends at any of these
@@ -793,6 +796,7 @@ def _other_word_name(asked: str, key: str, terms: DocumentTerms) -> tuple[str, s
     return next(((terms.written(s), kind) for n, kind in named if (s := _stem(n)) and s in terms.stems), None)
 
 
+@lru_cache(maxsize=4096)  # `covers` asks it of the same concept for every abstract
 def _stemmed_phrase(text: str) -> str:
     return " ".join(map(_phrase_stem, re.findall(r"[a-z0-9]+", text.casefold())))
 

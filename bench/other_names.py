@@ -24,7 +24,7 @@ import random
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from unittest import mock
@@ -76,18 +76,10 @@ def swapped_titles(n: int) -> list[tuple[str, str, str, str, str]]:
 @contextmanager
 def table_off() -> Iterator[None]:
     """Search and coverage as they were before the table: no other names added or counted."""
-    synonyms = dict(coverage.SYNONYMS)
-    for one, other in other_names.DRUGS + other_names.CONDITIONS + other_names.LAY_NAMES:
-        if " " in one + other:
-            continue
-        a, b = (coverage._stem(w) for w in (one, other))
-        for x, y in ((a, b), (b, a)):
-            if x in synonyms:
-                synonyms[x] = synonyms[x] - {y}
     with (
         mock.patch("biocite.index.hybrid.search_names", lambda query: []),
         mock.patch("biocite.agent.evidence.asked_names", lambda question: ()),
-        mock.patch.object(coverage, "SYNONYMS", synonyms),
+        mock.patch.object(coverage, "SYNONYMS", coverage.synonyms(coverage.PLAIN_NAMES)),
         mock.patch.object(coverage, "_condition_written", lambda concept, terms: None),
         mock.patch.object(coverage, "_other_word_name", lambda asked, key, terms: None),
     ):
@@ -98,8 +90,8 @@ def figures(answers: list[tuple[str, str, Answer]]) -> dict[str, float]:
     """Shares over (source pmid, asked name, answer): source retrieved, cited, asked name not covered, abstained."""
     n = len(answers) or 1
 
-    def share(test: object) -> float:
-        return round(sum(1 for item in answers if test(*item)) / n, 3)  # type: ignore[operator]
+    def share(test: Callable[[str, str, Answer], bool]) -> float:
+        return round(sum(1 for item in answers if test(*item)) / n, 3)
 
     return {
         "source_retrieved": share(lambda p, name, a: p in a.trace.retrieved),
@@ -121,13 +113,13 @@ def main() -> None:
     print(f"{len(items)} corpus titles naming a drug or condition of the table (seed 13 sample)")
     start = time.perf_counter()
     runs: dict[str, list[tuple[str, str, Answer]]] = {}
-    for label, swap, on in [
+    for label, swap, table in [
         ("other name, table on", True, True),
         ("other name, table off", True, False),
         ("own name, table on", False, True),
         ("own name, table off", False, False),
     ]:
-        with nullcontext() if on else table_off():
+        with nullcontext() if table else table_off():
             runs[label] = [
                 (pmid, other if swap else own, agent.ask(swapped if swap else title, mode="extractive"))
                 for pmid, title, swapped, own, other in items

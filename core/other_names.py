@@ -24,9 +24,13 @@ nor a name whose words search would read apart into common ones ("cerebrovascula
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
+from typing import TypeVar
 
 from biocite.tokenize import tokenize
+
+N = TypeVar("N", str, frozenset[str])
 
 # (one name, another name of the same drug); a name may occur in several pairs (cyclosporin).
 DRUGS: list[tuple[str, str]] = [
@@ -171,12 +175,17 @@ LAY_NAMES: list[tuple[str, str]] = [
 ]
 
 
-def _pairs_by_name(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
-    names: dict[str, list[str]] = {}
+def _pairs_by_name(pairs: Iterable[tuple[N, N]]) -> dict[N, tuple[N, ...]]:
+    """Each name -> its other names, both ways."""
+    names: dict[N, list[N]] = {}
     for one, other in pairs:
         names.setdefault(one, []).append(other)
         names.setdefault(other, []).append(one)
     return {name: tuple(others) for name, others in names.items()}
+
+
+def _stemmed(text: str) -> str:
+    return " ".join(tokenize(text, stem=True))
 
 
 @lru_cache(maxsize=1)
@@ -206,7 +215,7 @@ def _searched_names() -> dict[str, tuple[str, ...]]:
     searched: dict[str, list[str]] = {}
     pairs = DRUGS + CONDITIONS + [(b, a) for a, b in DRUGS + CONDITIONS] + LAY_NAMES
     for asked, written in pairs:
-        searched.setdefault(" ".join(tokenize(asked, stem=True)), []).append(written)
+        searched.setdefault(_stemmed(asked), []).append(written)
     return {name: tuple(dict.fromkeys(names)) for name, names in searched.items()}
 
 
@@ -214,7 +223,7 @@ def search_names(text: str) -> list[str]:
     """The other names search adds for the drugs and conditions a text names, each once, none it already has:
     "Does aspirin prevent heart attacks?" -> ["myocardial infarction", "acetylsalicylic"]. A longer name wins
     over the names inside it: "stomach flu" adds "gastroenteritis", not "influenza"."""
-    flat = f" {' '.join(tokenize(text, stem=True))} "
+    flat = f" {_stemmed(text)} "
     found: list[str] = []
     rest = flat
     for name, written in sorted(_searched_names().items(), key=lambda kv: -len(kv[0].split())):
@@ -223,7 +232,7 @@ def search_names(text: str) -> list[str]:
             rest = rest.replace(f" {name} ", " \0 ")
     added: dict[str, str] = {}  # stemmed -> as written: "cyclosporine" and "cyclosporin" are one term
     for name in found:
-        stemmed = " ".join(tokenize(name, stem=True))
+        stemmed = _stemmed(name)
         if f" {stemmed} " not in flat:
             added.setdefault(stemmed, name)
     return list(added.values())
@@ -235,12 +244,8 @@ Names = tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]
 @lru_cache(maxsize=1)
 def _stemmed_pairs() -> dict[frozenset[str], tuple[frozenset[str], ...]]:
     """Stems of each name -> stems of each of its other names (every table, both ways)."""
-    out: dict[frozenset[str], list[frozenset[str]]] = {}
-    for one, other in DRUGS + CONDITIONS + LAY_NAMES:
-        a, b = (frozenset(tokenize(n, stem=True)) for n in (one, other))
-        out.setdefault(a, []).append(b)
-        out.setdefault(b, []).append(a)
-    return {name: tuple(others) for name, others in out.items()}
+    pairs = DRUGS + CONDITIONS + LAY_NAMES
+    return _pairs_by_name((frozenset(_stemmed(a).split()), frozenset(_stemmed(b).split())) for a, b in pairs)
 
 
 @lru_cache(maxsize=256)
@@ -270,9 +275,6 @@ def _one_word_names() -> frozenset[str]:
 def shadowed(text: str) -> frozenset[str]:
     """Stems of one-word names inside a longer name the text names, which mean something else there: "stomach
     flu" is gastroenteritis, so its "flu" is not influenza."""
-    flat = f" {' '.join(tokenize(text, stem=True))} "
-    out: set[str] = set()
-    for name in _stemmed_pairs():
-        if len(name) >= 2 and all(f" {t} " in flat for t in name):
-            out |= set(name) & _one_word_names()
-    return frozenset(out)
+    terms = set(tokenize(text, stem=True))
+    inside = [name for name in _stemmed_pairs() if len(name) >= 2 and name <= terms]
+    return frozenset().union(*inside) & _one_word_names()
