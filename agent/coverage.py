@@ -35,7 +35,8 @@ pain" is not "abdominal pain" (a fluvastatin liver-injury abstract answered "Do 
 nor "muscle fibres". An organ's Latin adjective and its English name are one term ("hepatic fibrosis" is
 covered by "liver fibrosis", `ORGAN_WORDS`), and so are the words of one age group ("older" and "elderly",
 `AGE_WORDS`), and so are a drug's international and United States names ("paracetamol" and
-"acetaminophen", `biocite.other_names`), and a condition's names ("heart attack" is covered by "myocardial
+"acetaminophen", `biocite.other_names`), and a country and its people ("Thai" women of a study in "Thailand",
+`PLACE_WORDS`), and a condition's names ("heart attack" is covered by "myocardial
 infarction", "acute kidney injury" by "acute renal failure"). A letter compound is a phrase whatever its
 inflection ("grades C" is covered by "grade C"), and a letter hyphened to the next word belongs to that word
 ("high-sensitivity C-reactive protein" is about "C reactive", not "sensitivity C").
@@ -51,12 +52,17 @@ the evidence: as two words ("shockwave": "shock wave", "underrecognised": "under
 another derivational ending of the same stem ("spherocytosis": "spherocytic", "cystoscopist":
 "cystoscopy"). PubMedQA questions are their papers' titles, and a title word the abstract writes otherwise
 made the agent abstain on answerable questions (9 of 300 TRAIN questions have a word the index never saw).
+A prefixed word is read as its base ("autorefraction": "refraction", "microelement": "elements";
+`PREFIXES`, not "re-" or "co-": "rewarming" is no "warming"), and a prefix the question hyphens is no term of
+its own ("peri-sinusoidal" is covered by "perisinusoidal").
 Drug-name endings (-ine, -ide, -ate, -mab) are not derivational endings here: a new drug is never read as
 an old one.
 
 Words of conversation ("okay", "anything", "someone", "doesnt", "yesterday") are never part of a concept:
 patients' questions are written as they speak, and such words, rare in abstracts, passed the rarity bar
-(50 of the 296 K-QA and BioGen questions had one; bench/agent_concepts.py lists them).
+(50 of the 296 K-QA and BioGen questions had one; bench/agent_concepts.py lists them). Nor is the verb after
+"we", "you" or "they" ("are we | seeing the effects of ...", "can you | deliver ...": "not covered: seeing"),
+and "in vivo" / "in vitro" name a method, not a setting.
 
 British and American spellings of a term cover each other ("oesophageal" / "esophageal", "anaemia" /
 "anemia", "tumour" / "tumor", "randomised" / "randomized"): expert questions are mostly written in one,
@@ -231,11 +237,11 @@ _GOES_ON = {"with": {"outcome", "subject"}}
 QUESTION_OPENERS = frozenset(
     "does do did is are was were can could should will would has have had may might what which how".split()
 )
-# Words that frame, not name, what follows "in": "in the management of | X", "in response to | Y", "in vivo".
+# Words that frame, not name, what follows "in": "in the management of | X", "in response to | Y".
 SETTING_FRAMES = frozenset(
     tokenize(
         """management pathogenesis practice response perspective routine era context presence absence
-        development course vivo vitro view light terms regard daily everyday general real world diagnosis case
+        development course view light terms regard daily everyday general real world diagnosis case
         prevention evaluation assessment detection prediction prognosis screening""",
         stem=True,
     )
@@ -243,9 +249,12 @@ SETTING_FRAMES = frozenset(
 
 # Words after "in", "after" or "with" that make an idiom or a time, not a population: "in | addition", "in |
 # order to", "with | respect to", "in | fact", "after | many years", "in | recent months" (not days: "in | day
-# surgery"). The setting is dropped.
+# surgery"), "in | vivo visualization of" (a method, not a population). The setting is dropped.
 SETTING_IDIOMS = frozenset(
-    tokenize("addition order fact summary particular year years month months week weeks respect", stem=True)
+    tokenize(
+        "addition order fact summary particular year years month months week weeks respect vivo vitro situ",
+        stem=True,
+    )
 )
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -269,6 +278,20 @@ DERIVATIONAL_ENDINGS = sorted(
     reverse=True,
 )
 MIN_CORE = 5  # letters left once the ending is cut: shorter cores join unrelated words
+# Prefixes a question may write apart ("peri-sinusoidal") or glued to a word its abstract writes bare
+# ("autorefraction": "refraction", "underprescribe": "prescribe"). A prefix alone is no term of a concept, and
+# a word the index never saw is read as its base when the abstract has that base (`DocumentTerms.variant`).
+# Not "re" or "co": "rewarming" is no "warming", "reinfection" no "infection" (a swapped unanswerable concept
+# was read so).
+PREFIXES = tuple(
+    sorted(
+        """anti auto extra hyper hypo inter intra macro micro mini multi neo non over peri poly post pre
+        pseudo semi sub super trans ultra under""".split(),
+        key=len,
+        reverse=True,
+    )
+)
+MIN_BASE = 5  # letters of the base once the prefix is cut: "re-" + "act" is no reading of "react"
 # British -> American spelling of a stem: ae -> e (haem-, anaem-, paed-), oe -> e after a consonant or at the
 # start (oesophag-, diarrhoea, foetal), -our -> -or, -is(e) -> -iz(e), -ys(e) -> -yz(e); stems of 5+ letters
 # ("doe" is not "de").
@@ -349,7 +372,28 @@ def synonyms(words: list[tuple[str, str]]) -> dict[str, set[str]]:
     return pairs
 
 
-PLAIN_NAMES = ORGAN_WORDS + AGE_WORDS + TEST_WORDS
+# A country and its people's adjective: "Thai women" are the women of a study "in Thailand". Irregular pairs
+# only (a regular "-ian" pair, "Brazil" / "Brazilian", is a `WORD_FORMS` pair already); one word each. Not
+# "English" (the language of most abstracts), "British" (of societies' guidelines) or "Polish" (a dental verb).
+PLACE_WORDS = [
+    ("thai", "thailand"), ("korean", "korea"), ("japanese", "japan"), ("chinese", "china"),
+    ("danish", "denmark"), ("swedish", "sweden"), ("finnish", "finland"), ("dutch", "netherlands"),
+    ("french", "france"), ("german", "germany"), ("spanish", "spain"), ("turkish", "turkey"),
+    ("greek", "greece"), ("swiss", "switzerland"), ("irish", "ireland"),
+    ("norwegian", "norway"), ("taiwanese", "taiwan"), ("vietnamese", "vietnam"), ("lebanese", "lebanon"),
+    ("nepalese", "nepal"), ("nepali", "nepal"), ("pakistani", "pakistan"), ("israeli", "israel"),
+    ("iranian", "iran"), ("iraqi", "iraq"), ("kuwaiti", "kuwait"), ("italian", "italy"),
+    ("mexican", "mexico"), ("indian", "india"), ("belgian", "belgium"), ("portuguese", "portugal"),
+    ("czech", "czechia"), ("hungarian", "hungary"), ("romanian", "romania"), ("russian", "russia"),
+    ("ukrainian", "ukraine"), ("indonesian", "indonesia"), ("malaysian", "malaysia"),
+    ("filipino", "philippines"), ("singaporean", "singapore"), ("bangladeshi", "bangladesh"),
+    ("scottish", "scotland"), ("welsh", "wales"),
+    ("kenyan", "kenya"), ("ugandan", "uganda"), ("tanzanian", "tanzania"), ("ghanaian", "ghana"),
+    ("ethiopian", "ethiopia"), ("nigerian", "nigeria"), ("egyptian", "egypt"), ("saudi", "arabia"),
+    ("canadian", "canada"), ("australian", "australia"), ("argentinian", "argentina"),
+    ("chilean", "chile"), ("peruvian", "peru"), ("colombian", "colombia"), ("cuban", "cuba"),
+]  # fmt: skip
+PLAIN_NAMES = ORGAN_WORDS + AGE_WORDS + TEST_WORDS + PLACE_WORDS
 # the drugs' names, and the one-word names of conditions ("flu" / "influenza"); phrases are `_condition_written`'s
 OTHER_NAMES = other_names.DRUGS + [
     (a, b) for a, b in other_names.CONDITIONS + other_names.LAY_NAMES if " " not in a + b
@@ -437,6 +481,13 @@ def derivational_core(word: str) -> str | None:
     return word[: -len(ending)] if ending and len(word) - len(ending) >= MIN_CORE else None
 
 
+def prefix_base(word: str) -> str | None:
+    """The word without a prefix of `PREFIXES` ("microelement" -> "element"), or None."""
+    prefix = next((p for p in PREFIXES if word.startswith(p)), None)
+    base = word[len(prefix) :].lstrip("-") if prefix else ""
+    return base if len(base) >= MIN_BASE else None
+
+
 def respellings(term: str, df: DocumentFrequencies) -> list[str]:
     """Index terms a stem the index never saw may be a typo of: the same with one letter put back
     ("cirrot" -> "cirrhot") or two neighbours swapped back. Only dropped and swapped letters, the commonest
@@ -468,6 +519,23 @@ def _parts(word: str) -> list[str]:
     if len(parts) == 3 and parts[1].casefold() in STOPWORDS and parts[0].casefold() != parts[2].casefold():
         return [" ".join(parts)]
     return parts
+
+
+# The verb of a question that names who acts: "are we | seeing the effects", "can you | deliver accurate tidal
+# volume", "do we always | screen for". It is no concept ("not covered: seeing"); "I" is left out ("type I").
+_SUBJECT_PRONOUNS = frozenset({"we", "you", "they"})
+_BEFORE_VERB = frozenset(
+    """really always still ever actually all even also now routinely truly then not never can could should would
+    will must may might""".split()
+)
+
+
+def _after_pronoun(words: list[str], i: int) -> bool:
+    """Whether words[i] is the first word after a subject pronoun and its adverbs or auxiliaries."""
+    j = i - 1
+    while j >= 0 and words[j].casefold() in _BEFORE_VERB:
+        j -= 1
+    return j >= 0 and words[j].casefold() in _SUBJECT_PRONOUNS and words[i].casefold() not in _BEFORE_VERB
 
 
 def _chunks(question: str) -> list[tuple[list[str], Role]]:
@@ -505,6 +573,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
         else:
             stem = _stem(low)
             cut = low in STOPWORDS or low in EFFECT_VERBS or stem is None or any(stem in s for s in CUT_WORDS)
+            cut = cut or _after_pronoun(words_in_order, i)
         if pending == "setting" and not words and stem in SETTING_IDIOMS:
             pending = ""
             chunks.append(([], pending))
@@ -577,6 +646,8 @@ def _concept(chunk: list[str], words: list[str], df: DocumentFrequencies, max_sh
         if " " in word:
             terms.append(" ".join(word.casefold().split()))
             continue
+        if word.casefold() in PREFIXES:  # "peri" of "peri-sinusoidal", which the abstract writes as one word
+            continue
         stem = _stem(word.casefold())
         if stem and df.share(stem) <= max_share:
             terms.append(stem)
@@ -641,9 +712,13 @@ class DocumentTerms:
 
     def variant(self, word: str) -> str | None:
         """How this abstract writes a word the index never saw, if it does: as two adjacent words run
-        together ("shockwave": "shock wave") or with another derivational ending ("spherocytic")."""
+        together ("shockwave": "shock wave"), with another derivational ending ("spherocytic"), or without
+        its prefix ("autorefraction": "refraction")."""
         core = derivational_core(word)
-        return self._run_together.get(word) or (self._cores.get(core) if core else None)
+        if found := self._run_together.get(word) or (self._cores.get(core) if core else None):
+            return found
+        base = prefix_base(word)
+        return self.written(stem) if base and (stem := _stem(base)) and stem in self.stems else None
 
     def spells_out(self, abbreviation: str) -> bool:
         """Whether consecutive words of the abstract have these initials ("HMO": health maintenance org...),
@@ -687,6 +762,11 @@ def _has_form(concept: Concept, term: str, terms: DocumentTerms) -> bool:
     if inflamed := [w for w in asked if w.endswith("itis")]:
         return any(f" {w} " in terms.flat or f" {w[:-2]}des " in terms.flat for w in inflamed)
     if _has_term(term, terms, synonyms=term not in shadowed(concept.text)):
+        return True
+    # a prefix the question wrote apart, the abstract as one word: "peri-sinusoidal" / "perisinusoidal"
+    words = [w.casefold() for w in concept.words]
+    glued = [p + w for p, w in zip(words, words[1:], strict=False) if p in PREFIXES and _stem(w) == term]
+    if any(_stem(g) in terms.stems for g in glued):
         return True
     return bool({key for w in asked for key in word_forms(w)} & terms.forms)
 

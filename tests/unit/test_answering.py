@@ -20,6 +20,7 @@ from biocite.agent.coverage import (
     covers,
     derivational_core,
     key_concepts,
+    prefix_base,
     read_as,
     respelling_notes,
     uncited_concepts,
@@ -1032,6 +1033,41 @@ def test_a_word_the_index_never_saw_is_read_as_the_evidence_writes_it() -> None:
     drug = key_concepts("Does chlorpromazine lower glucose?", df, 0.03)[0]
     assert not covers(drug, _doc("", "Chlorpropamide lowered fasting glucose in chlorpropamide users."))
     assert derivational_core("chlorpromazine") is None and derivational_core("spherocytosis") == "spherocyt"
+
+
+def test_a_prefixed_word_the_index_never_saw_is_read_as_its_base() -> None:
+    """ "autorefraction" is the abstract's "refraction"; a prefix written apart ("peri-sinusoidal") is no term."""
+    df = _df("cycloplegic refraction in adults", "perisinusoidal cells", "refraction")
+    auto = key_concepts("Is cycloplegic autorefraction mandatory?", df, 0.03)[0]
+    assert auto.unseen == ["autorefraction"]
+    evidence = DocumentTerms("Cycloplegic refraction was measured with an auto-refractor.")
+    assert read_as(auto, evidence) == "refraction" and covers(auto, evidence)
+    assert not covers(auto, DocumentTerms("Cycloplegic drops were given."))  # the base must be there
+    peri = key_concepts("Does surgery change peri-sinusoidal cell activity?", df, 0.03)[-1]
+    assert peri.terms[0] == "sinusoid" and "peri" not in peri.terms
+    assert covers(peri, DocumentTerms("Activity of perisinusoidal cells rose after surgery."))
+    assert prefix_base("microelement") == "element" and prefix_base("react") is None
+
+
+def test_a_people_is_covered_by_its_country() -> None:
+    """ "Thai women" are the women of a study in Thailand; a language is no country ("English" / "England")."""
+    df = _df("laparotomy in Thailand", "ovarian carcinoma")
+    thai = key_concepts("Is second-look laparotomy useful in Thai women?", df, 0.03, 0.0, 1.0)[-1]
+    assert covers(thai, _doc("", "Women treated in Thailand for ovarian carcinoma."))
+    england = key_concepts("Is laparotomy useful in England?", df, 0.03, 0.0, 1.0)[-1]
+    assert not covers(england, _doc("", "English-language reports of laparotomy."))
+
+
+def test_the_verb_after_we_or_you_is_no_concept() -> None:
+    """ "Are we seeing the effects ...?" said "not covered: seeing"; what comes after the verb is the subject."""
+    df = _df("public awareness campaigns", "tidal volume", "manual resuscitator")
+    seeing = key_concepts("Are we seeing the effects of public awareness campaigns?", df, 0.5, 0.5, 0.5, 0.5)
+    assert "seeing" not in [w.casefold() for c in seeing for w in c.words]
+    deliver = key_concepts(
+        "Can you deliver accurate tidal volume by manual resuscitator?", df, 0.5, 0.5, 0.5, 0.5
+    )
+    assert "deliver" not in [w.casefold() for c in deliver for w in c.words]
+    assert asked_subject("Can you deliver accurate tidal volume?") == "tidal volume"
 
 
 def test_british_and_american_spellings_cover_each_other() -> None:
