@@ -291,7 +291,9 @@ PREFIXES = tuple(
         reverse=True,
     )
 )
-MIN_BASE = 5  # letters of the base once the prefix is cut: "re-" + "act" is no reading of "react"
+MIN_BASE = 5  # letters of the base once the prefix is cut: "anti" + "gen" is no reading of "antigen"
+# Prefixes that are words of their own too ("trans fats", "extra virgin olive oil", "auto accidents"): kept as terms
+_WORD_PREFIXES = frozenset({"trans", "extra", "super", "post", "auto"})
 # British -> American spelling of a stem: ae -> e (haem-, anaem-, paed-), oe -> e after a consonant or at the
 # start (oesophag-, diarrhoea, foetal), -our -> -or, -is(e) -> -iz(e), -ys(e) -> -yz(e); stems of 5+ letters
 # ("doe" is not "de").
@@ -646,7 +648,9 @@ def _concept(chunk: list[str], words: list[str], df: DocumentFrequencies, max_sh
         if " " in word:
             terms.append(" ".join(word.casefold().split()))
             continue
-        if word.casefold() in PREFIXES:  # "peri" of "peri-sinusoidal", which the abstract writes as one word
+        if (
+            word.casefold() in PREFIXES and word.casefold() not in _WORD_PREFIXES
+        ):  # "peri" of "peri-sinusoidal"
             continue
         stem = _stem(word.casefold())
         if stem and df.share(stem) <= max_share:
