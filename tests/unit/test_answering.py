@@ -371,6 +371,8 @@ def test_the_subject_and_the_setting_are_concepts_below_the_key_concept_bar() ->
         ("Is overexpression of Ki-67 a prognostic marker in urothelial carcinoma?", "Ki-67",
          "urothelial carcinoma"),
         ("Can't you recommend an antibiotic for sinusitis?", "antibiotic", None),
+        # "in vivo" names a method, not a population: the setting is the next "in" chunk
+        ("In vivo visualization of pyloric hypertrophy in infants: is there a role?", None, "infants"),
     ],
 )  # fmt: skip
 def test_the_subject_and_the_setting_of_a_question(question: str, subject: str, setting: str) -> None:
