@@ -292,8 +292,10 @@ PREFIXES = tuple(
     )
 )
 MIN_BASE = 5  # letters of the base once the prefix is cut: "anti" + "gen" is no reading of "antigen"
-# Prefixes that are words of their own too ("trans fats", "extra virgin olive oil", "auto accidents"): kept as terms
-_WORD_PREFIXES = frozenset({"trans", "extra", "super", "post", "auto"})
+_PREFIX_SET = frozenset(PREFIXES)
+# The prefixes that are no word alone: a chunk's "peri" is the cut-off part of "peri-sinusoidal" and no term, but
+# "trans fats", "extra virgin olive oil" and "auto accidents" keep theirs
+_PREFIX_PARTS = _PREFIX_SET - {"trans", "extra", "super", "post", "auto"}
 # British -> American spelling of a stem: ae -> e (haem-, anaem-, paed-), oe -> e after a consonant or at the
 # start (oesophag-, diarrhoea, foetal), -our -> -or, -is(e) -> -iz(e), -ys(e) -> -yz(e); stems of 5+ letters
 # ("doe" is not "de").
@@ -486,7 +488,7 @@ def derivational_core(word: str) -> str | None:
 def prefix_base(word: str) -> str | None:
     """The word without a prefix of `PREFIXES` ("microelement" -> "element"), or None."""
     prefix = next((p for p in PREFIXES if word.startswith(p)), None)
-    base = word[len(prefix) :].lstrip("-") if prefix else ""
+    base = word[len(prefix) :] if prefix else ""  # the question's words are cut at hyphens already
     return base if len(base) >= MIN_BASE else None
 
 
@@ -648,9 +650,7 @@ def _concept(chunk: list[str], words: list[str], df: DocumentFrequencies, max_sh
         if " " in word:
             terms.append(" ".join(word.casefold().split()))
             continue
-        if (
-            word.casefold() in PREFIXES and word.casefold() not in _WORD_PREFIXES
-        ):  # "peri" of "peri-sinusoidal"
+        if word.casefold() in _PREFIX_PARTS:
             continue
         stem = _stem(word.casefold())
         if stem and df.share(stem) <= max_share:
@@ -769,7 +769,7 @@ def _has_form(concept: Concept, term: str, terms: DocumentTerms) -> bool:
         return True
     # a prefix the question wrote apart, the abstract as one word: "peri-sinusoidal" / "perisinusoidal"
     words = [w.casefold() for w in concept.words]
-    glued = [p + w for p, w in zip(words, words[1:], strict=False) if p in PREFIXES and _stem(w) == term]
+    glued = [p + w for p, w in zip(words, words[1:], strict=False) if p in _PREFIX_SET and _stem(w) == term]
     if any(_stem(g) in terms.stems for g in glued):
         return True
     return bool({key for w in asked for key in word_forms(w)} & terms.forms)
