@@ -17,7 +17,9 @@ The entity asked about and the population or condition are concepts too, with ba
 *subject* (the first chunk after the question's opening word: "Does | aspirin prevent ...", "Is there
 evidence that | statins ...") when it has a term in at most `max_subject_df_share` of the documents, and the
 *setting* (each chunk after "in", "among", "after" or "with": "... in | oesophageal cancer", "in the
-management of | nasopharyngeal carcinoma", "agranulocytosis with | clozapine") within `max_setting_df_share`.
+management of | nasopharyngeal carcinoma", "agranulocytosis with | clozapine"; after "for" when it names a
+disease or an age group or sex: "an antibiotic for | sinusitis", not "for | primary prevention") within
+`max_setting_df_share`.
 Both are covered as key concepts (by the rarest term). Without them "Does aspirin prevent colorectal cancer?"
 (aspirin in 22 of 5,136 abstracts, far above the key-concept bar) was answered "yes" from colorectal cancer
 abstracts that never mention aspirin, and a question on oesophageal cancer from ovarian, lung and sarcoma
@@ -83,7 +85,7 @@ from typing import Literal
 
 from biocite import other_names
 from biocite.other_names import shadowed
-from biocite.populations import mentions_animals, studied_in_animals
+from biocite.populations import AXES, mentions_animals, studied_in_animals
 from biocite.records import Document, Evidence
 from biocite.tokenize import STOPWORDS, compound_parts, tokenize
 
@@ -229,10 +231,47 @@ def asks_association(question: str) -> bool:
 # "after | myocardial infarction" (beta blockers in sepsis had answered for it), and what goes with the entity:
 # "patients with | eclampsia", "the risk of agranulocytosis with | clozapine" (a fluconazole case report answered
 # it: "clozapine" was checked by no bar), "interact with | warfarin".
-SETTING_PREPOSITIONS = frozenset({"in", "among", "amongst", "after", "with"})
+SETTING_PREPOSITIONS = frozenset({"in", "among", "amongst", "after", "with", "for"})
+# "for" names the condition treated ("an antibiotic for | sinusitis", "statins for | heart failure"), the people
+# ("safe for | children") or a purpose ("for | primary prevention", "the lithotripter for | the ureter"): its
+# chunk is a setting only when one of its words names a disease (by its ending or as a disease noun) or an age
+# group or sex.
+CONDITION_PREPOSITION = "for"
+CONDITION_ENDINGS = tuple(
+    "itis osis iasis emia aemia oma omas pathy pathies algia plasia penia megaly uria rrhea rrhoea thyroidism "
+    "gonadism".split()
+)
+NOT_CONDITIONS = frozenset("diagnosis prognosis stoma".split())
+CONDITION_NOUNS = frozenset(
+    """cancer cancers carcinoma disease diseases syndrome syndromes disorder disorders infection infections
+    injury injuries failure fracture fractures tumor tumors tumour tumours stroke diabetes asthma hypertension
+    sepsis obesity depression dementia ulcer ulcers pneumonia infarction lesions deficiency insufficiency
+    dysfunction hernia palsy abscess aneurysm arrhythmia fibrillation pain schizophrenia autism epilepsy
+    migraine eczema acne gout malaria influenza hemorrhage haemorrhage seizures leukemia leukaemia anemia
+    anaemia""".split()
+)
 # The pending roles a preposition does not replace when no chunk came between: "decrease in | mortality" still
-# names the outcome, "Does pretreatment with | statins" the subject (by default only the outcome stays).
-_GOES_ON = {"with": {"outcome", "subject"}}
+# names the outcome, "Does pretreatment with | statins" and "Is there a role for | leukocyte counts" the subject
+# (by default only the outcome stays).
+_GOES_ON = {"with": {"outcome", "subject"}, "for": {"outcome", "subject"}}
+# The words of an age group or a sex ("for | children", "for | pregnant women"): a population, as after "in".
+POPULATION_WORDS = frozenset(
+    word for axis in ("age", "sex") for group in AXES[axis].values() for words in group for word in words
+)
+
+
+def names_condition(words: list[str]) -> bool:
+    """Whether a word of the chunk names a disease ("sinusitis", "heart failure", "lymphomas") or a
+    population ("children", "pregnant women")."""
+    lows = [w.casefold() for part in words for w in part.split()]
+    return any(
+        low in CONDITION_NOUNS
+        or low in POPULATION_WORDS
+        or (low.endswith(CONDITION_ENDINGS) and low not in NOT_CONDITIONS)
+        for low in lows
+    )
+
+
 # Words that open a question: the first chunk after one is the entity asked about ("Does | aspirin prevent").
 QUESTION_OPENERS = frozenset(
     "does do did is are was were can could should will would has have had may might what which how".split()
@@ -552,6 +591,8 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
     that | metformin"), "" otherwise."""
     chunks: list[tuple[list[str], Role]] = [([], "")]
     pending: Role = ""
+    by_for = False  # the pending setting came from "for"
+    for_chunks: set[int] = set()  # the chunks after "for": settings only when they name a disease
     subject_seen = False
     opening = True  # the word opens the question or a sentence of it
     words_in_order = _question_words(question)
@@ -586,15 +627,20 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             if stem in OUTCOME_VERBS or low in EFFECT_VERBS or _names_association(words_in_order, i):
                 pending = "outcome"
             elif low in SETTING_PREPOSITIONS and (words or pending not in _GOES_ON.get(low, {"outcome"})):
-                pending = "setting"
+                pending, by_for = "setting", low == CONDITION_PREPOSITION
             elif low in QUESTION_OPENERS and at_opening and not subject_seen and (words or not pending):
                 pending = "subject"
             elif words:  # a chunk ends here: what was pending was given to it
                 pending = ""
+            if pending == "setting" and by_for:
+                for_chunks.add(len(chunks))
             chunks.append(([], pending))
             continue
         subject_seen = subject_seen or chunks[-1][1] == "subject"
         words.append(word)
+    for i in for_chunks:
+        if not names_condition(chunks[i][0]):
+            chunks[i] = (chunks[i][0], "")
     return [(words, role) for words, role in chunks if words]
 
 

@@ -28,7 +28,9 @@ seed 13, 60 % train / 40 % held out), the same split as bench/agent_answers.py.
   computed in the same run, with the false miss of each. `--write` or `--write-partial` (this set alone) saves
   the held-out partial swaps to bench/agent_unanswerable_partial_outcomes.json.
 - subject and setting swaps: the same construction for the entity asked about (the first chunk after the
-  question's opening word) and the population or condition (the first chunk after "in"/"among"/"after"/"with"): their bars
+  question's opening word) and the population or condition (the first chunk after "in"/"among"/"after"/"with",
+  or "for" when it names a disease, an age group or a sex), a swap kept only where the new part is read in
+  that role in the swapped question ("for | hair" is no setting, so no setting swap): their bars
   `agent.max_setting_df`, then `agent.max_subject_df`, are the grid values with the largest (detection - false
   miss) on TRAIN among those whose TRAIN false miss (setting and subject concepts together) is at most 0.05 (a
   missed subject or setting makes an answerable question "not covered", and issue 12 allows 0.10 of false
@@ -161,8 +163,8 @@ def swaps(
             swapped = question.question.replace(part, new, 1)
             if swapped == question.question or content_stems(new) & content_stems(part):
                 continue
-            if corpus.answerable(keys, new):
-                continue
+            if corpus.answerable(keys, new) or asked(swapped) != new:
+                continue  # answerable, or the new part is not read in its role there ("for | hair": no setting)
             out.append(
                 {
                     "question": swapped,

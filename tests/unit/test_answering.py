@@ -325,6 +325,42 @@ def test_after_names_the_setting() -> None:
     assert asked_setting("Can medical students help in day surgery?") == "day surgery"
 
 
+def test_for_names_the_setting_when_it_names_a_disease() -> None:
+    """`biocite ask --mode extractive "Can you recommend an antibiotic for sinusitis?"` (2026-12-01) quoted
+    antibiotics for port catheters and infected mesh: "sinusitis" was checked by no bar. "for | X" names the
+    condition when X names a disease (by its ending or a disease noun), and a purpose otherwise; it does not
+    take the entity asked about from "Is there a role for | X"."""
+    assert asked_setting("Can you recommend an antibiotic for sinusitis?") == "sinusitis"
+    assert asked_setting("Is external palliative radiotherapy for gallbladder carcinoma effective?") == (
+        "gallbladder carcinoma"
+    )
+    assert (
+        asked_setting("Is amoxicillin effective for the treatment of acute otitis media?")
+        == "acute otitis media"
+    )
+    assert asked_setting("Is sleeve gastrectomy for the management of lymphomas useful?") == "lymphomas"
+    assert asked_setting("Are statins effective for primary prevention?") is None  # a purpose
+    assert asked_setting("Is the lithotripter for the ureter effective?") is None  # an organ
+    assert asked_setting("Is a stoma for everyone?") is None
+    assert asked_subject("Is there a role for leukocyte counts in appendicitis?") == "leukocyte counts"
+
+
+def test_agent_says_the_disease_after_for_is_not_covered() -> None:
+    """Antibiotic abstracts on other conditions do not answer for sinusitis: the answer says it is not covered."""
+    abstracts = {
+        "901": ("Antibiotic prophylaxis for port catheters", "Prophylactic antibiotics did not lower port "
+                "infections in 200 patients."),
+        "902": ("Infected mesh", "Infected mesh was treated with antibiotics and debridement in 30 patients."),
+        "950": ("Sinusitis", "Nasal irrigation relieved chronic sinusitis in 50 adults."),
+        **{str(960 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.") for i in range(7)},
+    }  # fmt: skip
+    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
+    agent = Agent(agent_settings(*bars, "agent.max_subject_df=0.3"), retriever=TokenDocsRetriever(abstracts))
+    answer = agent.ask("Can you recommend an antibiotic for sinusitis?", mode="extractive")
+    assert answer.abstained or answer.not_covered == ["sinusitis"]
+    assert answer.verdict is None
+
+
 def test_the_subject_and_the_setting_are_concepts_below_the_key_concept_bar() -> None:
     """'tumour size' and 'oesophageal cancer' are in half the documents, far too common for key concepts,
     but they are what was asked: an ovarian cancer abstract must not answer for oesophageal cancer."""
@@ -370,7 +406,7 @@ def test_the_subject_and_the_setting_are_concepts_below_the_key_concept_bar() ->
         ("Does pretreatment with statins improve outcome after stroke?", "statins", None),
         ("Is overexpression of Ki-67 a prognostic marker in urothelial carcinoma?", "Ki-67",
          "urothelial carcinoma"),
-        ("Can't you recommend an antibiotic for sinusitis?", "antibiotic", None),
+        ("Can't you recommend an antibiotic for sinusitis?", "antibiotic", "sinusitis"),
         # "in vivo" names a method, not a population: the setting is the next "in" chunk
         ("In vivo visualization of pyloric hypertrophy in infants: is there a role?", None, "infants"),
     ],
