@@ -32,7 +32,8 @@ name no setting (bench/agent_expert_roles.py reads the K-QA and BioGen questions
 
 A concept is covered by an abstract (title, text and MeSH headings) when its rarest specific term occurs there (stems, as
 BM25 sees them; compounds as phrases), or when its initials do ("chronic obstructive pulmonary disease" ->
-"COPD"); an outcome concept when all of its terms occur: the asked outcome is the whole phrase, and "muscle
+"COPD"), or when the abbreviation the question defines for it in parentheses does, or the words it stands for
+("type 2 diabetes mellitus (T2DM)": either name; `defined_abbreviations`, Schwartz and Hearst's test); an outcome concept when all of its terms occur: the asked outcome is the whole phrase, and "muscle
 pain" is not "abdominal pain" (a fluvastatin liver-injury abstract answered "Do statins cause muscle pain?")
 nor "muscle fibres". An organ's Latin adjective and its English name are one term ("hepatic fibrosis" is
 covered by "liver fibrosis", `ORGAN_WORDS`), and so are the words of one age group ("older" and "elderly",
@@ -459,6 +460,11 @@ class Concept:
     role: Role = ""
     unseen: list[str] = field(default_factory=list)  # its words the index never saw, casefolded
     shown: str = ""  # how the user is told of it, when not its text: with a population noun ("older adults")
+    # the abbreviation the question defines for it in parentheses ("type 2 diabetes mellitus (T2DM)"), as a
+    # stem, and the stemmed phrase it stands for: an abstract that has either covers the concept (so does the
+    # concept's rarest term when another word than the abbreviation is specific)
+    abbreviation: str = ""
+    long_form: str = ""
 
     @property
     def outcome(self) -> bool:
@@ -542,6 +548,41 @@ def respellings(term: str, df: DocumentFrequencies) -> list[str]:
     put_back = {a + c + b for a, b in cuts for c in _LETTERS}
     swapped = {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1 and b[0] != b[1]}
     return sorted(t for t in put_back | swapped if df.counts.get(t, 0))
+
+
+_PARENTHESISED = re.compile(r"\(\s*([^\W_][\w-]{0,11})\s*\)")
+
+
+def defined_abbreviations(question: str) -> dict[str, str]:
+    """The words in parentheses that abbreviate the words before them, casefolded as the index cuts them,
+    with the stemmed phrase they abbreviate: "type 2 diabetes mellitus (T2DM)", "angiotensin-converting
+    enzyme-1 (ACE-1)"; "homemade alcohol (Raksi)" is a name, not an abbreviation."""
+    found: dict[str, str] = {}
+    for match in _PARENTHESISED.finditer(question):
+        short = match.group(1)
+        before = " ".join(question[: match.start()].split()[-min(len(short) + 5, 2 * len(short)) :])
+        start = abbreviated_from(short, before)
+        if sum(c.isalpha() for c in short) >= 2 and start >= 0:
+            found.update((p.casefold(), _stemmed_phrase(before[start:])) for p in _parts(short))
+    return found
+
+
+def abbreviated_from(short: str, long_form: str) -> int:
+    """Where in `long_form` the words `short` abbreviates start, or -1 (Schwartz and Hearst's test, 2003:
+    each letter and digit of the short form, right to left, is found in the long form in order, and the
+    first one starts a word of it)."""
+    short, long_form = short.casefold(), long_form.casefold()
+    j = len(long_form) - 1
+    for i in range(len(short) - 1, -1, -1):
+        c = short[i]
+        if not c.isalnum():
+            continue
+        while j >= 0 and (long_form[j] != c or (i == 0 and j > 0 and long_form[j - 1].isalnum())):
+            j -= 1
+        if j < 0:
+            return -1
+        j -= 1
+    return j + 1
 
 
 def _question_words(question: str) -> list[str]:
@@ -656,12 +697,13 @@ def key_concepts(
     (population or condition) and subject (the entity asked about) when they have a term within their own
     bar, in question order."""
     bars = {"outcome": max_outcome_df_share, "setting": max_setting_df_share, "subject": max_subject_df_share}
+    defined = defined_abbreviations(question)
     concepts = []
     for chunk, role in _chunks(question):
         words = [w for part in chunk for w in part.split()]
-        concept = _concept(chunk, words, df, max_df_share)
+        concept = _concept(chunk, words, df, max_df_share, defined)
         if concept is None and role and bars[role] > 0:
-            concept = _concept(chunk, words, df, bars[role])
+            concept = _concept(chunk, words, df, bars[role], defined)
             if concept is not None:
                 concept.role = role
         if concept is not None:
@@ -689,10 +731,28 @@ def _shown(question: str, text: str, taken: set[str]) -> str:
     return f"{text} of {found.group(1)}" if found and word not in taken and word not in STOPWORDS else text
 
 
-def _concept(chunk: list[str], words: list[str], df: DocumentFrequencies, max_share: float) -> Concept | None:
-    """The chunk as a concept of its terms in at most `max_share` of the documents, or None."""
+def _concept(
+    chunk: list[str], words: list[str], df: DocumentFrequencies, max_share: float, defined: dict[str, str]
+) -> Concept | None:
+    """The chunk as a concept of its terms in at most `max_share` of the documents, or None. An abbreviation
+    the question defines (`defined`) is no term when another word of the chunk is specific."""
+    abbreviation = next((w for w in chunk if w.casefold() in defined and len(chunk) > 1), "")
+    concept = _concept_of(chunk, words, df, max_share, skip=abbreviation) if abbreviation else None
+    concept = concept or _concept_of(chunk, words, df, max_share)
+    if concept and abbreviation:
+        concept.abbreviation = _stem(abbreviation.casefold()) or ""
+        concept.long_form = defined[abbreviation.casefold()]
+    return concept
+
+
+def _concept_of(
+    chunk: list[str], words: list[str], df: DocumentFrequencies, max_share: float, skip: str = ""
+) -> Concept | None:
+    """The chunk as a concept of its terms (but `skip`) in at most `max_share` of the documents, or None."""
     terms, respelled, unseen = [], {}, []
     for word in chunk:
+        if word == skip:
+            continue
         if " " in word:
             terms.append(" ".join(word.casefold().split()))
             continue
@@ -794,6 +854,10 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
     wording of the rest."""
     initials = concept.initials()
     if initials and initials in terms.words:
+        return True
+    if concept.abbreviation and (
+        concept.abbreviation in terms.stems or f" {concept.long_form} " in terms.stem_flat
+    ):
         return True
     if _condition_written(concept, terms):
         return True

@@ -361,6 +361,35 @@ def test_agent_says_the_disease_after_for_is_not_covered() -> None:
     assert answer.verdict is None
 
 
+def test_an_abbreviation_the_question_defines_is_either_name_of_its_concept() -> None:
+    """`bench/agent_expert_roles.py` (2026-12-02): "What are the risk factors associated with type 2 diabetes
+    mellitus (T2DM) in children ...?" said "not covered: type diabetes mellitus T2DM": its rarest term was
+    "t2dm", which abstracts on children with type 2 diabetes need not write. An abbreviation defined in
+    parentheses (Schwartz and Hearst's test) is covered by itself or by the words it stands for."""
+    df = _df(
+        "type 2 diabetes mellitus", "T2DM", "type 1 diabetes", "type 1 diabetes", "diabetes", "type",
+        "spontaneous coronary artery dissection", n_other=20,
+    )  # fmt: skip
+    question = "Does type 2 diabetes mellitus (T2DM) increase in children?"
+    diabetes = key_concepts(question, df, 0.1)[0]
+    assert (diabetes.text, diabetes.terms, diabetes.abbreviation) == (
+        "type diabetes mellitus T2DM",
+        ["mellitus"],
+        "t2dm",
+    )
+    assert covers(diabetes, _doc("", "Youth with type 2 diabetes mellitus were followed."))
+    assert covers(diabetes, _doc("", "Youth with T2DM were followed."))
+    assert not covers(diabetes, _doc("", "Youth with type 1 diabetes were followed."))
+    # no other word is specific: the abbreviation stays the term, and its phrase covers it too
+    (scad,) = key_concepts("Who gets spontaneous coronary artery dissection (SCAD)?", df, 0.03)
+    assert scad.terms == ["scad"]
+    assert covers(scad, _doc("", "Spontaneous coronary artery dissection affects young women."))
+    assert not covers(scad, _doc("", "Coronary artery dissection after angioplasty."))
+    # a name in parentheses is no abbreviation of the words before it
+    raksi = key_concepts("Can homemade alcohol (Raksi) preserve bodies?", _df("Raksi", n_other=20), 0.1)[0]
+    assert "raksi" in raksi.terms and raksi.abbreviation == ""
+
+
 def test_the_subject_and_the_setting_are_concepts_below_the_key_concept_bar() -> None:
     """'tumour size' and 'oesophageal cancer' are in half the documents, far too common for key concepts,
     but they are what was asked: an ovarian cancer abstract must not answer for oesophageal cancer."""
