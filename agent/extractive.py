@@ -3,35 +3,59 @@ abstract. It is the fallback when the LLM fails and the baseline in the benchmar
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from biocite.agent.findings import findings_or_all
 from biocite.citations import count_words
-from biocite.records import AnswerSentence, Citation, Evidence
-from biocite.sentences import without_inline_label
+from biocite.records import AnswerSentence, Citation, Evidence, Sentence
+from biocite.sentences import refers_back, without_inline_label
 
 
 def extractive_sentences(
-    evidence: list[Evidence], max_sentences: int, max_words: int
+    evidence: list[Evidence],
+    max_sentences: int,
+    max_words: int,
+    sentences: Mapping[str, Sequence[Sentence]] | None = None,
 ) -> list[AnswerSentence]:
     """Evidence sentences in the evidence order (best first) within the sentence and word limits: those that
     report a finding, or, when none does, the best sentences (`findings_or_all`).
 
     `support` is 1.0: each sentence is a verbatim quote of the abstract it cites, less a section label written
-    into the abstract's text ("CONCLUSIONS: "); the cited evidence keeps the whole sentence.
+    into the abstract's text ("CONCLUSIONS: "); the cited evidence keeps the whole sentence. A sentence that
+    opens on a pronoun pointing back ("It was related to ...", "However, its role ...") is quoted with the
+    sentence before it in its abstract (`sentences`: each abstract's sentences, when the caller has them), so the
+    quote says what it is about; the cited evidence is the chosen sentence alone.
     """
     out: list[AnswerSentence] = []
     seen: set[str] = set()
     words = 0
     for item in findings_or_all(evidence):
         text = without_inline_label(item.span.text)
-        key = " ".join(text.casefold().split())
-        n = count_words(text)
-        if key in seen or words + n > max_words:
+        before = _sentence_before(item, text, sentences or {})
+        before = "" if _key(before) in seen else before  # quoted already
+        keys = [_key(t) for t in (before, text) if t]
+        quote = f"{before} {text}" if before else text
+        n = count_words(quote)
+        if _key(text) in seen or words + n > max_words:
             continue
-        seen.add(key)
+        seen.update(keys)
         out.append(
-            AnswerSentence(text=text, citations=[Citation(pmid=item.pmid, evidence=[item])], support=1.0)
+            AnswerSentence(text=quote, citations=[Citation(pmid=item.pmid, evidence=[item])], support=1.0)
         )
         words += n
         if len(out) >= max_sentences:
             break
     return out
+
+
+def _key(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _sentence_before(item: Evidence, text: str, sentences: Mapping[str, Sequence[Sentence]]) -> str:
+    """The abstract's sentence before this one when this one refers back to it, else ""."""
+    of_abstract = sentences.get(item.pmid, ())
+    i = item.sentence_index - 1
+    if not refers_back(text) or not 0 <= i < len(of_abstract) or of_abstract[i].index != i:
+        return ""
+    return without_inline_label(of_abstract[i].text)

@@ -585,7 +585,10 @@ class Agent:
         return uncited
 
     def extractive(self, state: AgentState) -> AgentState:
-        sentences = extractive_sentences(state["evidence"], self.config.max_sentences, self.config.max_words)
+        by_pmid = {hit.pmid: hit.sentences for hit in state.get("hits", []) if hit.sentences}
+        sentences = extractive_sentences(
+            state["evidence"], self.config.max_sentences, self.config.max_words, by_pmid
+        )
         notes = list(state.get("notes", []))
         if state["mode"] == "generate":
             notes.append("answer is the extractive fallback: verbatim evidence sentences")

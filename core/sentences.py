@@ -186,6 +186,37 @@ def without_inline_label(text: str) -> str:
     return text[match.end() :] if match and _is_label(match) else text
 
 
+# A sentence that opens on a word pointing back to the one before ("It was related significantly to ...",
+# "However, its role ...", "This may be a result of ..."): quoted alone, the reader cannot tell what it is about.
+# "It is concluded that", "It is not clear whether" and "This study", "These findings" (a noun after the
+# demonstrative) name their subject and do not count.
+_CONNECTIVE = (
+    r"(?:(?:however|moreover|furthermore|thus|therefore|hence|in addition|in contrast|nevertheless|conversely|"
+    r"additionally|also|finally|overall|importantly|interestingly|similarly|consequently|indeed)\s*,?\s+)?"
+)
+_IMPERSONAL_IT = r"(?!\s+(?:is|was|has\s+been|seems|appears)\s+(?:not\s+)?\w+\s+(?:that|to|whether|if)\b)"
+_DEMONSTRATIVE_VERB = (
+    r"(?:is|was|are|were|may|might|could|can|would|should|will|has|have|had|did|does|do|suggests?|shows?|"
+    r"indicates?|impl(?:y|ies|ied)|demonstrates?|means|meant|poses?|posed|leads?|led|resulted|"
+    r"remains?|appears?|seems?|reflects?|explains?|supports?|confirms?|highlights?|provides?|raises?|makes?|"
+    r"allows?|enables?)"
+)
+_REFERS_BACK = re.compile(
+    _CONNECTIVE
+    + r"(?:(?:it|they|he|she)\b"
+    + _IMPERSONAL_IT
+    + r"|(?:its|their|his|her)\s|(?:this|these|that|those)\s+"
+    + _DEMONSTRATIVE_VERB
+    + r"\b)",
+    re.IGNORECASE,
+)
+
+
+def refers_back(text: str) -> bool:
+    """Whether the sentence opens on a pronoun whose referent is in the sentence before."""
+    return bool(_REFERS_BACK.match(text.strip()))
+
+
 # The same label where the abstract or one of its sentences opens ("... was studied. METHODS: We ...").
 _LABEL_OPENING = re.compile(r"(?:^|(?<=[.?!] ))" + _INLINE_LABEL.pattern)
 

@@ -129,9 +129,14 @@ def _words(text: str) -> str:
 
 def verbatim_index(claim: str, sentences: Sequence[str]) -> int | None:
     """The index of the sentence that is the claim word for word (case, punctuation and a section label
-    written into the text aside: "CONCLUSIONS: X" quotes "X"), if any."""
+    written into the text aside: "CONCLUSIONS: X" quotes "X"), if any; or of the second of two consecutive
+    sentences that are (an extractive quote of a sentence that refers back carries the one before it)."""
     key = _words(without_inline_label(claim))
-    return next((i for i, s in enumerate(sentences) if key and _words(without_inline_label(s)) == key), None)
+    words = [_words(without_inline_label(s)) for s in sentences]
+    if not key:
+        return None
+    pairs = (i for i in range(1, len(words)) if f"{words[i - 1]} {words[i]}" == key)
+    return next((i for i, w in enumerate(words) if w == key), next(pairs, None))
 
 
 # A lead-in that the rest of its sentence does not depend on: a discourse marker, or a causal, concessive

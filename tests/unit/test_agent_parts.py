@@ -22,6 +22,7 @@ from biocite.agent.graph import Agent, expand_query, make_checkpointer
 from biocite.citations import DraftSentence, count_words, drop_repeats, nothing_more_fits, parse_generation
 from biocite.errors import InputError
 from biocite.records import Document, Evidence, SearchHit, Section, Sentence, Span
+from biocite.sentences import refers_back
 
 
 def test_parse_generation_reads_marker_styles_and_moves_trailing_markers() -> None:
@@ -212,6 +213,55 @@ def test_an_extractive_sentence_drops_a_section_label_written_into_the_text() ->
     (sentence,) = extractive_sentences([item], max_sentences=3, max_words=100)
     assert sentence.text == "Statins raised the risk of myopathy."
     assert sentence.citations[0].evidence[0].span.text == text
+
+
+def test_an_extractive_sentence_that_refers_back_is_quoted_with_the_sentence_before() -> None:
+    """Asked "Are Japanese patients with gastric cancer different?" (2026-12-01), the extractive answer quoted
+    "However, it does not appear to be useful for determining the prognosis ...": what "it" is (the body mass
+    index) was in the abstract's sentence before. That sentence is quoted first; the cited evidence stays the
+    chosen sentence. "It is concluded that" and "These findings" name their subject: quoted alone."""
+    abstract = [
+        "Patients were followed for five years.",
+        "The body mass index is one of the prognostic factors of stage 2 gastric cancer.",
+        "However, it does not appear to be useful for determining the prognosis of stage 4 disease.",
+        "It is concluded that obesity does not worsen survival.",
+    ]
+    starts = [sum(len(t) + 1 for t in abstract[:i]) for i in range(len(abstract))]
+    sentences = {"7": [Sentence(pmid="7", index=i, start=starts[i], end=starts[i] + len(t), text=t)
+                       for i, t in enumerate(abstract)]}  # fmt: skip
+
+    def item(index: int) -> Evidence:
+        text = abstract[index]
+        span = Span(start=starts[index], end=starts[index] + len(text), text=text)
+        return Evidence(pmid="7", sentence_index=index, span=span, relevance=0.6, answer=0.9)
+
+    quoted = extractive_sentences([item(2), item(3)], max_sentences=5, max_words=100, sentences=sentences)
+    assert [s.text for s in quoted] == [f"{abstract[1]} {abstract[2]}", abstract[3]]
+    assert [e.sentence_index for e in quoted[0].citations[0].evidence] == [2]
+    # without the abstract's sentences (a chat follow-up from a checkpoint) the sentence is quoted alone
+    assert extractive_sentences([item(2)], max_sentences=5, max_words=100)[0].text == abstract[2]
+    # the sentence before, quoted already, is not quoted twice
+    quoted = extractive_sentences([item(1), item(2)], max_sentences=5, max_words=100, sentences=sentences)
+    assert [s.text for s in quoted] == [abstract[1], abstract[2]]
+
+
+@pytest.mark.parametrize(
+    ("text", "refers"),
+    [
+        ("It was related significantly to symptoms of depression (r = .81).", True),
+        ("However, its role in carcinogenesis needs to be explored further.", True),
+        ("This may be a result of increased public awareness.", True),
+        ("They were more likely to be readmitted.", True),
+        ("It is concluded that preloading colloid prevents hypotension.", False),
+        ("It is not clear whether screening helps.", False),
+        ("These findings suggest that 5-FU impairs memory.", False),
+        ("These results show that preconditioning occurs in the lung.", False),  # "results": a noun here
+        ("This study shows no effect.", False),
+        ("Italy had more cases.", False),
+    ],
+)
+def test_a_sentence_refers_back_when_it_opens_on_a_pronoun(text: str, refers: bool) -> None:
+    assert refers_back(text) is refers
 
 
 def test_extractive_answers_quote_findings_when_there_are_some() -> None:

@@ -156,6 +156,10 @@ def test_verbatim_index_finds_the_claim_as_a_whole_sentence_only() -> None:
     assert verbatim_index("Ketamine sedation was successful.", sentences) is None  # a part is not a copy
     assert verbatim_index("It is not true that methods were standard.", sentences) is None
     assert verbatim_index("", sentences) is None
+    # two consecutive sentences, as an extractive answer quotes a sentence that refers back
+    pair = f"{sentences[0]} {sentences[1]}"
+    assert verbatim_index(pair, sentences) == 1
+    assert verbatim_index(f"{sentences[1]} {sentences[0]}", sentences) is None
     # an extractive answer quotes "CONCLUSIONS: X" as "X" (agent/extractive.py)
     assert (
         verbatim_index("Ketamine was safe.", ["Methods were standard.", "CONCLUSIONS: Ketamine was safe."])
