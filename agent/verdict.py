@@ -95,6 +95,17 @@ _FREQUENCY = re.compile(
     r"(?=\s+(?:in|among|after|during|with|to|for|at|following)\b|\s*[?.]|\s*$)",
     re.IGNORECASE,
 )
+# "Is warfarin or aspirin better for stroke prevention?" asks which of two, not yes or no: its bottom line was "yes,
+# the cited studies support it". Two alternatives joined by "or" and a comparison after them, or "should I take A or
+# B" or "is it better to A or B", make a choice question (a factoid: the quotes say which); no PubMedQA question
+# is one (0 of 500), nor any expert question (0 of 296).
+_CHOICE = re.compile(
+    r"^\s*(?:is|are|was|were|would|will|do|does|did|can|could|should)\s+[^?]*?\w\s+or\s+[^?]*?"
+    r"\b(?:better|worse|best|superior|inferior|safer|preferable|preferred|more|less)\b"
+    r"|^\s*should\s+(?:i|we|you|he|she|they)\s+(?:take|use|get|choose|start|try|have)\s+[^?]*?\w\s+or\s+\w"
+    r"|^\s*(?:is|would)\s+it\s+(?:better|best|safer|preferable|worse)\s+to\s+[^?]*?\w\s+or\s+\w",
+    re.IGNORECASE,
+)
 _OPEN = re.compile(
     r"^\s*(?:how(?!\s+(?:many|much|long|often|soon)\b)|why)\b"
     r"|^\s*(?:any|some)\s+(?:thoughts|advice|suggestions?|recommendations?|ideas|tips)\b"
@@ -130,7 +141,8 @@ def _clauses(question: str) -> list[str]:
 
 def question_type(question: str) -> QuestionType:
     """The type of the question's first clause (the whole question first) that opens with an auxiliary verb
-    (yes/no, unless a request: "Can you suggest ..." or a frequency: "Is X common in Y?") or a question word
+    (yes/no, unless a request: "Can you suggest ...", a frequency: "Is X common in Y?", or a choice: "Is A or B
+    better?") or a question word
     (list / factoid / open); else the type of the question that starts mid-sentence at a question word or a
     request; else yes/no for a title-like question ("Chronic functional somatic symptoms: a single
     syndrome?"), open otherwise."""
@@ -138,7 +150,7 @@ def question_type(question: str) -> QuestionType:
     for clause in _clauses(text):
         if _OPEN.match(clause):
             return "open"
-        if _FREQUENCY.match(clause):
+        if _FREQUENCY.match(clause) or _CHOICE.match(clause):
             return "factoid"
         if _YES_NO.match(clause):
             return "yes/no"

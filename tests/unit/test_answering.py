@@ -85,6 +85,13 @@ from tests.unit.agent_fakes import (
         ("Is lithium toxicity very rare?", "factoid"),
         ("Are seizures more common in children with fever?", "yes/no"),
         ("Are rare variants associated with autism?", "yes/no"),
+        # which of two is a choice ("Bottom line: yes" answered "warfarin or aspirin?"); "A or B" alone is not
+        ("Is warfarin or aspirin better for stroke prevention in atrial fibrillation?", "factoid"),
+        ("Should I take ibuprofen or acetaminophen for my headache?", "factoid"),
+        ("Is it better to take statins in the morning or at night?", "factoid"),
+        ("Does surgery or radiation therapy impact survival in small cell cancers?", "yes/no"),
+        ("Is aneurysm repair justified for the patients aged 80 or older?", "yes/no"),
+        ("Are they the same or different?", "yes/no"),
     ],
 )
 def test_question_type(question: str, kind: str) -> None:
