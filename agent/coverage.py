@@ -32,10 +32,11 @@ name no setting (bench/agent_expert_roles.py reads the K-QA and BioGen questions
 
 A concept is covered by an abstract (title, text and MeSH headings) when its rarest specific term occurs there (stems, as
 BM25 sees them; compounds as phrases), or when its initials do ("chronic obstructive pulmonary disease" ->
-"COPD"), or when the abbreviation the question defines for it in parentheses does, or the words it stands for
-("type 2 diabetes mellitus (T2DM)": either name; `defined_abbreviations`, Schwartz and Hearst's test); an outcome concept when all of its terms occur: the asked outcome is the whole phrase, and "muscle
-pain" is not "abdominal pain" (a fluvastatin liver-injury abstract answered "Do statins cause muscle pain?")
-nor "muscle fibres". An organ's Latin adjective and its English name are one term ("hepatic fibrosis" is
+"COPD"), or when the abbreviation the question defines for it in parentheses does, or the words it stands
+for ("type 2 diabetes mellitus (T2DM)": either name; `defined_abbreviations`, Schwartz and Hearst's test);
+an outcome concept when all of its terms occur: the asked outcome is the whole phrase, and "muscle pain" is
+not "abdominal pain" (a fluvastatin liver-injury abstract answered "Do statins cause muscle pain?") nor
+"muscle fibres". An organ's Latin adjective and its English name are one term ("hepatic fibrosis" is
 covered by "liver fibrosis", `ORGAN_WORDS`), and so are the words of one age group ("older" and "elderly",
 `AGE_WORDS`), and so are a drug's international and United States names ("paracetamol" and
 "acetaminophen", `biocite.other_names`), and a country and its people ("Thai" women of a study in "Thailand",
@@ -261,7 +262,7 @@ POPULATION_WORDS = frozenset(
 )
 
 
-def names_condition(words: list[str]) -> bool:
+def names_disease_or_people(words: list[str]) -> bool:
     """Whether a word of the chunk names a disease ("sinusitis", "heart failure", "lymphomas") or a
     population ("children", "pregnant women")."""
     lows = [w.casefold() for part in words for w in part.split()]
@@ -633,7 +634,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
     chunks: list[tuple[list[str], Role]] = [([], "")]
     pending: Role = ""
     by_for = False  # the pending setting came from "for"
-    for_chunks: set[int] = set()  # the chunks after "for": settings only when they name a disease
+    for_chunks: set[int] = set()  # the chunks after "for": settings only when they name a disease or people
     subject_seen = False
     opening = True  # the word opens the question or a sentence of it
     words_in_order = _question_words(question)
@@ -680,7 +681,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
         subject_seen = subject_seen or chunks[-1][1] == "subject"
         words.append(word)
     for i in for_chunks:
-        if not names_condition(chunks[i][0]):
+        if not names_disease_or_people(chunks[i][0]):
             chunks[i] = (chunks[i][0], "")
     return [(words, role) for words, role in chunks if words]
 
