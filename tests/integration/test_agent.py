@@ -211,6 +211,22 @@ def test_cli_never_answers_for_another_population(setup) -> None:
     assert "acute appendicitis (setting); rats (setting)" in traced.stdout, traced.stdout
 
 
+def test_cli_says_the_disease_after_for_is_not_covered(setup) -> None:
+    """The leukocyte and CRP abstract is on appendicitis; asked about depression (in 3 of the 40 indexed
+    abstracts, none on leukocyte counts), the installed `biocite ask` checks depression as the setting (the
+    trace names it) and gives no verdict. Before "for | depression" named a setting, depression (too common for a
+    key concept) was checked by nothing; on this corpus the answer abstained anyway, for thin evidence."""
+    settings, _ = setup
+    question = "Are leukocyte and CRP measurements useful for depression?"
+    done = run_cli(settings, "ask", question, "--json", "--mode", "extractive")
+    assert done.returncode == 0, done.stderr
+    answer = Answer.model_validate_json(done.stdout)
+    assert answer.abstained or "depression" in answer.not_covered, answer.model_dump_json(indent=1)[:2000]
+    assert answer.verdict in (None, "insufficient")
+    traced = run_cli(settings, "ask", question, "--mode", "extractive", "--trace")
+    assert "depression (setting)" in traced.stdout, traced.stdout
+
+
 def test_cli_says_when_every_cited_study_is_in_animals(setup) -> None:
     """The indexed abstract on naloxone and clonidine is a study of hypertensive rats: the answer says so
     before any sentence (a clinician reads "yes" as about patients); the same agent's answers from studies in
