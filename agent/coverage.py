@@ -16,8 +16,9 @@ fractures?" was answered with vitamin D sentences about T cells.
 The entity asked about and the population or condition are concepts too, with bars of their own: the
 *subject* (the first chunk after the question's opening word: "Does | aspirin prevent ...", "Is there
 evidence that | statins ...") when it has a term in at most `max_subject_df_share` of the documents, and the
-*setting* (each chunk after "in", "among", "after" or "with": "... in | oesophageal cancer", "in the
-management of | nasopharyngeal carcinoma", "agranulocytosis with | clozapine"; after "for" when it names a
+*setting* (each chunk after "in", "among", "after", "before", "during" or "with": "... in | oesophageal
+cancer", "in the management of | nasopharyngeal carcinoma", "agranulocytosis with | clozapine", "stopped
+before | surgery", but not "during | the day"; after "for" when it names a
 disease or an age group or sex: "an antibiotic for | sinusitis", not "for | primary prevention") within
 `max_setting_df_share`.
 Both are covered as key concepts (by the rarest term). Without them "Does aspirin prevent colorectal cancer?"
@@ -171,7 +172,7 @@ VERBS = frozenset(
         result results depend depends vary varies play plays decline declines agree agrees
         continue continues offer offers meet meets elucidate elucidates confound confounds compromise compromises
         put puts took cure cures approve approves approved eat eats swallow swallows pierce pierced reconsider
-        reconsiders rely relies avoid avoids""",
+        reconsiders rely relies avoid avoids start starts begin begins move moves wait waits""",
         stem=True,
     )
 )
@@ -232,8 +233,10 @@ def asks_association(question: str) -> bool:
 # Prepositions that name the population or condition asked about: "in | oesophageal cancer", "among | HMO women",
 # "after | myocardial infarction" (beta blockers in sepsis had answered for it), and what goes with the entity:
 # "patients with | eclampsia", "the risk of agranulocytosis with | clozapine" (a fluconazole case report answered
-# it: "clozapine" was checked by no bar), "interact with | warfarin".
-SETTING_PREPOSITIONS = frozenset({"in", "among", "amongst", "after", "with", "for"})
+# it: "clozapine" was checked by no bar), "interact with | warfarin"; and the time of the question's setting, as
+# "after": "before | surgery" (an abstract on beta-blockers in sepsis answered "Should beta-blockers be stopped
+# before surgery?"), "during | pregnancy".
+SETTING_PREPOSITIONS = frozenset({"in", "among", "amongst", "after", "before", "during", "with", "for"})
 # "for" names the condition treated ("an antibiotic for | sinusitis", "statins for | heart failure"), the people
 # ("safe for | children") or a purpose ("for | primary prevention", "the lithotripter for | the ureter"): its
 # chunk is a setting only when one of its words names a disease (by its ending or as a disease noun) or an age
@@ -297,6 +300,12 @@ SETTING_IDIOMS = frozenset(
         stem=True,
     )
 )
+
+# ... and the times of day after "during" ("Can I take Claritin during | the day?"), not after "in" ("in | day
+# surgery", "in | night shift workers").
+TIME_IDIOMS = {"during": frozenset(tokenize("day night daytime nighttime", stem=True))}
+# A subject after the preposition makes it a conjunction: "on Saxenda before | I could move to ...".
+CLAUSE_SUBJECTS = frozenset("i you we they he she it".split())
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # A subject follows an opening word only where a sentence opens: "Back pain could be ...", "I have gout
@@ -626,14 +635,14 @@ def _after_pronoun(words: list[str], i: int) -> bool:
 def _chunks(question: str) -> list[tuple[list[str], Role]]:
     """The question cut at stop, generic and verb words; each chunk with its role: "outcome" for the asked
     outcome (the first chunk after an outcome verb, across the stop and generic words between: "reduce the
-    risk of | fractures"), "setting" for the population or condition (the first chunk after "in",
-    "among", "after" or "with", across stop, generic and framing words: "in patients with | oesophageal
-    cancer", "in the management of | nasopharyngeal carcinoma"), "subject" for the entity asked about (the first chunk after
-    an opening word that opens the question or one of its sentences: "Does | aspirin", "Is there evidence
-    that | metformin"), "" otherwise."""
+    risk of | fractures"), "setting" for the population or condition (the first chunk after a
+    `SETTING_PREPOSITIONS` word, across stop, generic and framing words: "in patients with | oesophageal
+    cancer", "in the management of | nasopharyngeal carcinoma"), "subject" for the entity asked about (the
+    first chunk after an opening word that opens the question or one of its sentences: "Does | aspirin", "Is
+    there evidence that | metformin"), "" otherwise."""
     chunks: list[tuple[list[str], Role]] = [([], "")]
     pending: Role = ""
-    by_for = False  # the pending setting came from "for"
+    opened_by = ""  # the preposition the pending setting came from
     for_chunks: set[int] = set()  # the chunks after "for": settings only when they name a disease or people
     subject_seen = False
     opening = True  # the word opens the question or a sentence of it
@@ -661,7 +670,10 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             stem = _stem(low)
             cut = low in STOPWORDS or low in EFFECT_VERBS or stem is None or any(stem in s for s in CUT_WORDS)
             cut = cut or _after_pronoun(words_in_order, i)
-        if pending == "setting" and not words and stem in SETTING_IDIOMS:
+        no_setting = (
+            stem in SETTING_IDIOMS or stem in TIME_IDIOMS.get(opened_by, ()) or low in CLAUSE_SUBJECTS
+        )
+        if pending == "setting" and not words and no_setting:
             pending = ""
             chunks.append(([], pending))
             continue
@@ -669,12 +681,12 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             if stem in OUTCOME_VERBS or low in EFFECT_VERBS or _names_association(words_in_order, i):
                 pending = "outcome"
             elif low in SETTING_PREPOSITIONS and (words or pending not in _GOES_ON.get(low, {"outcome"})):
-                pending, by_for = "setting", low == CONDITION_PREPOSITION
+                pending, opened_by = "setting", low
             elif low in QUESTION_OPENERS and at_opening and not subject_seen and (words or not pending):
                 pending = "subject"
             elif words:  # a chunk ends here: what was pending was given to it
                 pending = ""
-            if pending == "setting" and by_for:
+            if pending == "setting" and opened_by == CONDITION_PREPOSITION:
                 for_chunks.add(len(chunks))
             chunks.append(([], pending))
             continue
@@ -720,16 +732,31 @@ def key_concepts(
 _POPULATION_NOUN = r"\s+(adults?|patients?|people|persons?|individuals|subjects)\b"
 
 
+def as_written(question: str, text: str) -> str:
+    """The concept's words as the question writes them, with the numbers and possessives its terms leave
+    out ("type 2 diabetes" was shown "type diabetes", "Crohn's disease" "Crohn disease"); `text` if absent."""
+    words = text.split()
+    between = r"(?:['\u2019]s)?[^A-Za-z]+"  # a possessive, then spaces, digits, hyphens
+    found = re.search(r"\b" + between.join(map(re.escape, words)) + r"\b\)?", question, flags=re.IGNORECASE)
+    if not found or not words:
+        return text
+    written = found.group(0)  # with the parenthesis an abbreviation opened: "mellitus (T2DM)"
+    return written[:-1] if written.endswith(")") and written.count(")") > written.count("(") else written
+
+
 def _shown(question: str, text: str, taken: set[str]) -> str:
-    """The concept as written, with what completes it in the question: the generic population noun after
-    it ("older adults"), or an "of" phrase whose word is no concept of its own ("quality of life": "not
-    covered: quality" said little)."""
-    found = re.search(re.escape(text) + _POPULATION_NOUN, question, flags=re.IGNORECASE)
+    """The concept as written (`as_written`), with what completes it in the question: the generic
+    population noun after it ("older adults"), or an "of" phrase whose word is no concept of its own
+    ("quality of life": "not covered: quality" said little)."""
+    written = as_written(question, text)
+    found = re.search(re.escape(written) + _POPULATION_NOUN, question, flags=re.IGNORECASE)
     if found:
-        return f"{text} {found.group(1)}"
-    found = re.search(re.escape(text) + r"\s+of\s+([^\W\d_]+)\b", question, flags=re.IGNORECASE)
+        return f"{written} {found.group(1)}"
+    found = re.search(re.escape(written) + r"\s+of\s+([^\W\d_]+)\b", question, flags=re.IGNORECASE)
     word = found.group(1).casefold() if found else ""
-    return f"{text} of {found.group(1)}" if found and word not in taken and word not in STOPWORDS else text
+    if found and word not in taken and word not in STOPWORDS:
+        return f"{written} of {found.group(1)}"
+    return written if written != text else ""
 
 
 def _concept(
@@ -1073,7 +1100,7 @@ def asked_subject(question: str) -> str | None:
 
 
 def asked_setting(question: str) -> str | None:
-    """The question's population or condition as written (the first chunk after "in", "among", "after" or "with")."""
+    """The question's population or condition as written (the first chunk after a `SETTING_PREPOSITIONS` word)."""
     return next((" ".join(chunk) for chunk, role in _chunks(question) if role == "setting"), None)
 
 

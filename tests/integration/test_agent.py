@@ -193,38 +193,41 @@ def test_cli_reads_a_run_together_word_as_the_evidence_writes_it(setup) -> None:
     assert quotes and not any(q.startswith("Medical Subject Headings") for q in quotes), quotes
 
 
-def test_cli_never_answers_for_another_population(setup) -> None:
-    """The source abstract is on appendicitis in the elderly; asked about rats (in 5 of the 40 indexed
-    abstracts, none on appendicitis), the installed `biocite ask` says rats are not covered and gives no
-    verdict. Before the setting was a concept, "rats" (far too common for a key concept) went unchecked and
-    the elderly patients' study answered for rats."""
+# (question, the concept it must call not covered, what the trace must show). The leukocyte and CRP abstract is on
+# appendicitis in the elderly. Rats (in 5 of the 40 indexed abstracts, none on appendicitis) were far too common
+# for a key concept, went unchecked before the setting was a concept, and the elderly patients' study answered
+# for rats. Depression (in 3, none on leukocyte counts) was checked by nothing before "for | depression" named a
+# setting; on this corpus that answer abstained anyway, for thin evidence, so the trace is what tells them apart.
+NOT_COVERED_SETTINGS = {
+    "another population": (
+        "Is there a role for leukocyte and CRP measurements in the diagnosis of acute appendicitis in rats?",
+        "rats",
+        "acute appendicitis (setting); rats (setting)",
+    ),
+    "the disease after for": (
+        "Are leukocyte and CRP measurements useful for depression?",
+        "depression",
+        "depression (setting)",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "concept", "traced_as"), NOT_COVERED_SETTINGS.values(), ids=NOT_COVERED_SETTINGS
+)
+def test_cli_says_a_setting_no_cited_abstract_covers_is_not_covered(
+    setup, question: str, concept: str, traced_as: str
+) -> None:
+    """The installed `biocite ask` checks the setting (the trace names it), says it is not covered or
+    abstains, and gives no verdict."""
     settings, _ = setup
-    question = (
-        "Is there a role for leukocyte and CRP measurements in the diagnosis of acute appendicitis in rats?"
-    )
     done = run_cli(settings, "ask", question, "--json", "--mode", "extractive")
     assert done.returncode == 0, done.stderr
     answer = Answer.model_validate_json(done.stdout)
-    assert answer.abstained or "rats" in answer.not_covered, answer.model_dump_json(indent=1)[:2000]
+    assert answer.abstained or concept in answer.not_covered, answer.model_dump_json(indent=1)[:2000]
     assert answer.verdict in (None, "insufficient")
     traced = run_cli(settings, "ask", question, "--mode", "extractive", "--trace")
-    assert "acute appendicitis (setting); rats (setting)" in traced.stdout, traced.stdout
-
-
-def test_cli_says_the_disease_after_for_is_not_covered(setup) -> None:
-    """The leukocyte and CRP abstract is on appendicitis; asked about depression (in 3 of the 40 indexed
-    abstracts, none on leukocyte counts), the installed `biocite ask` checks depression as the setting (the
-    trace names it) and gives no verdict. Before "for | depression" named a setting, depression (too common for a
-    key concept) was checked by nothing; on this corpus the answer abstained anyway, for thin evidence."""
-    settings, _ = setup
-    question = "Are leukocyte and CRP measurements useful for depression?"
-    done = run_cli(settings, "ask", question, "--json", "--mode", "extractive")
-    assert done.returncode == 0, done.stderr
-    answer = Answer.model_validate_json(done.stdout)
-    assert answer.abstained or "depression" in answer.not_covered, answer.model_dump_json(indent=1)[:2000]
-    assert answer.verdict in (None, "insufficient")
-    traced = run_cli(settings, "ask", question, "--mode", "extractive", "--trace")
-    assert "depression (setting)" in traced.stdout, traced.stdout
+    assert traced_as in traced.stdout, traced.stdout
 
 
 def test_cli_says_when_every_cited_study_is_in_animals(setup) -> None:

@@ -332,6 +332,21 @@ def test_after_names_the_setting() -> None:
     assert asked_setting("Can medical students help in day surgery?") == "day surgery"
 
 
+def test_before_and_during_name_the_setting() -> None:
+    """`biocite ask "Should beta-blockers be stopped before surgery?"` (2026-12-02) said "uncertain, leaning
+    yes" from a review of beta-blockers in sepsis: "surgery" was checked by no bar. "before | X" and "during |
+    X" name the time of the setting as "after | X" does; a time of day is none."""
+    assert asked_setting("Should beta-blockers be stopped before surgery?") == "surgery"
+    assert asked_setting("Is metformin safe during pregnancy?") == "pregnancy"
+    assert asked_setting("Does music reduce anxiety during colonoscopy?") == "colonoscopy"
+    assert asked_setting("Can I take Claritin during the day?") is None
+    assert asked_setting("Can I take Claritin during the night?") is None
+    assert asked_setting("Are nurses in night shifts more tired?") == "night shifts"  # not after "in"
+    # a verb or a clause after "before" makes it a conjunction: no setting (expert questions, K-QA)
+    assert asked_setting("How long would I be on Saxenda before I could move to the next dose?") is None
+    assert asked_setting("Do I need to get test results before starting treatment?") is None
+
+
 def test_for_names_the_setting_when_it_names_a_disease() -> None:
     """`biocite ask --mode extractive "Can you recommend an antibiotic for sinusitis?"` (2026-12-01) quoted
     antibiotics for port catheters and infected mesh: "sinusitis" was checked by no bar. "for | X" names the
@@ -384,6 +399,7 @@ def test_an_abbreviation_the_question_defines_is_either_name_of_its_concept() ->
         ["mellitus"],
         "t2dm",
     )
+    assert diabetes.label == "type 2 diabetes mellitus (T2DM)"  # as the question writes it
     assert covers(diabetes, _doc("", "Youth with type 2 diabetes mellitus were followed."))
     assert covers(diabetes, _doc("", "Youth with T2DM were followed."))
     assert not covers(diabetes, _doc("", "Youth with type 1 diabetes were followed."))
@@ -1301,6 +1317,16 @@ def test_the_bottom_line_quotes_the_sentences_the_verdict_read(monkeypatch: pyte
     assert reader.texts[0] == "Exercise during pregnancy did not reduce postnatal depression."
     assert all(trial[e.span.start : e.span.end] == e.span.text for e in quoted)
     assert [c.pmid for c in line.citations] == ["901"]
+
+
+def test_a_concept_is_shown_as_the_question_writes_it() -> None:
+    """Asked by hand (2026-12-02): "not covered: type diabetes" and "Crohn disease": the terms leave out
+    numbers and possessives, and so did the label the user reads."""
+    df = _df("coffee", "type 2 diabetes", "Crohn's disease", *["risk"] * 10, n_other=20)
+    coffee = key_concepts("Does coffee reduce the risk of type 2 diabetes?", df, 0.1, 0.2)
+    assert [(c.text, c.label) for c in coffee] == [("coffee", "coffee"), ("type diabetes", "type 2 diabetes")]
+    _, crohn = key_concepts("Is smoking a risk for Crohn's disease?", df, 0.1, 0.2)
+    assert (crohn.text, crohn.label) == ("Crohn disease", "Crohn's disease")
 
 
 def test_a_concept_is_shown_with_the_of_phrase_that_completes_it() -> None:
