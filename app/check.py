@@ -38,6 +38,8 @@ class SourceVerdict(BaseModel):
     reversal: Misstatement | None = None
     # the evidence is about another population: "adults, not children" (biocite.populations)
     other_population: str | None = None
+    # a clause of the claim no evidence sentence mentions (biocite.added_clauses)
+    added_clause: str | None = None
 
 
 class CheckResult(BaseModel):
@@ -51,6 +53,7 @@ class CheckResult(BaseModel):
     clause_quote: bool = False
     reversal: Misstatement | None = None
     other_population: str | None = None
+    added_clause: str | None = None
     pmid: str | None = None
     sources: list[SourceVerdict] = Field(default_factory=list)
 
@@ -74,7 +77,7 @@ def _result(claim: str, verdicts: list[SourceVerdict]) -> CheckResult:
     return CheckResult(
         claim=claim, label=best.label, probs=best.probs, evidence=best.evidence, verbatim=best.verbatim,
         clause_quote=best.clause_quote, reversal=best.reversal, other_population=best.other_population,
-        pmid=best.pmid, sources=verdicts,
+        added_clause=best.added_clause, pmid=best.pmid, sources=verdicts,
     )  # fmt: skip
 
 
@@ -82,6 +85,7 @@ def _source(v: SupportVerdict, pmid: str | None) -> SourceVerdict:
     return SourceVerdict(
         pmid=pmid, label=v.label, probs=v.probs, evidence=v.evidence, verbatim=v.verbatim,
         clause_quote=v.clause_quote, reversal=v.reversal, other_population=v.other_population,
+        added_clause=v.added_clause,
     )  # fmt: skip
 
 
@@ -193,7 +197,8 @@ def audit_run(model: SupportModel, path: Path, fetch: Fetch) -> dict[str, Any]:
                     {"pmid": c.pmid, "label": label, "probs": v.probs if v else None,
                      "evidence": [e.model_dump() for e in v.evidence] if v else [],
                      "reversal": v.reversal if v else None,
-                     "other_population": v.other_population if v else None}
+                     "other_population": v.other_population if v else None,
+                     "added_clause": v.added_clause if v else None}
                 )  # fmt: skip
             sentences.append({"text": sentence.text, "citations": cites})
         topics.append({"topic_id": entry.topic_id, "question": entry.question, "sentences": sentences})
@@ -235,6 +240,8 @@ def audit_html(doc: dict[str, Any]) -> str:
                     parts.append(f"<em>the evidence says otherwise ({e(c['reversal'])})</em>")
                 if c.get("other_population"):
                     parts.append(f"<em>the evidence is about {e(c['other_population'])}</em>")
+                if c.get("added_clause"):
+                    parts.append(f"<em>the evidence does not mention: {e(c['added_clause'])}</em>")
                 if c["evidence"]:
                     parts.append(f"<blockquote>{e(c['evidence'][0]['text'])}</blockquote>")
             parts.append("</p>")

@@ -601,6 +601,11 @@ def check_cmd(
             f"  the evidence is about {result.other_population} (first sentence below): neutral, it does not"
             " speak to the claim's population"
         )
+    if result.added_clause:
+        console.print(
+            f'  no sentence of the evidence mentions "{result.added_clause}": neutral, the claim adds what'
+            " the evidence does not say"
+        )
     if not result.evidence:
         console.print(
             "  no sentence to judge: the text is empty or only metadata (registration, keywords, ...)"

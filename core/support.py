@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
+from biocite.added_clauses import added_clause
 from biocite.changed_numbers import changed_number
 from biocite.embedder import Embedder, resolve_device
 from biocite.errors import InputError, ModelError
@@ -74,9 +75,10 @@ ARTIFACT_VERSION = 4  # 2: learned evidence ranker; 3: no claim cue features in 
 # direction: `biocite.reversals`) and none restates is contradicted; 7 so is a claim's number that one
 # sentence states otherwise for the same quantity and none states (`biocite.changed_numbers`); 8 a claim about
 # one population (children, women, people) against a passage about the opposite one only (adults, men,
-# animals) is neutral (`biocite.populations`). Part of the model's name, so cached judgements
+# animals) is neutral (`biocite.populations`); 9 so is a claim the model reads as supported that adds a
+# clause no sentence mentions (`biocite.added_clauses`). Part of the model's name, so cached judgements
 # (evaluator/judges.py) are not reused across a change of how verdicts are made.
-RULES_VERSION = 8
+RULES_VERSION = 9
 # inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
 # C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
 AGGREGATOR_C = 1.0
@@ -118,6 +120,9 @@ class SupportVerdict(BaseModel):
     # the evidence is about another population than the claim ("adults, not children";
     # `biocite.populations`): neutral, probs 0 / 0 / 1 / 0
     other_population: str | None = None
+    # the claim adds a clause no sentence of the evidence mentions ("..., especially in patients over 80";
+    # `biocite.added_clauses`), which the model read as supported: neutral, probs 0 / 0 / 1 / 0
+    added_clause: str | None = None
 
 
 # --- text helpers ---------------------------------------------------------------------------------------
@@ -568,10 +573,14 @@ class SupportModel:
         quoted = copy if copy is not None else clause  # the sentence the claim is quoted from
         misstated = misstatement(claim, sents) if quoted is None else None
         population = other_population(claim, sents) if quoted is None and not misstated else None
+        model_supports = LABELS[int(np.argmax(final))] == "supports"
+        unruled = quoted is None and not misstated and not population
+        added = added_clause(claim, sents) if unruled and model_supports else None
         ruled: tuple[int, SupportLabel] | None = (
             (quoted, "supports") if quoted is not None
             else (misstated[0], "contradicts") if misstated
             else (population.index, "neutral") if population
+            else (int(order[0]), "neutral") if added
             else None
         )  # fmt: skip
         if ruled is not None:
@@ -597,6 +606,7 @@ class SupportModel:
             clause_quote=clause is not None,
             reversal=misstated[1] if misstated else None,
             other_population=population.described if population else None,
+            added_clause=added.clause if added else None,
         )
 
 

@@ -322,7 +322,7 @@ class RuleCase:
     text: str
     claim: str
     label: str
-    field: str  # the verdict's field that says how: "reversal" or "other_population"
+    field: str  # the verdict's field that says how: "reversal", "other_population" or "added_clause"
     value: str
     first_evidence: str  # how the sentence the rule read starts (shown first)
     shown: str  # the CLI's line
@@ -371,6 +371,20 @@ RULE_CASES = {
         shown="the evidence is about adults, not children",
         fixed="In adults with type 2 diabetes, metformin reduced HbA1c compared with placebo.",
     ),
+    # supports (0.54) with a clause the evidence never mentions appended: what the passage does not say is the
+    # rule's to read (biocite.added_clauses)
+    "added clause": RuleCase(
+        text="We randomized 1,203 adults aged 40 to 75 years with type 2 diabetes to metformin or placebo. "
+        "Metformin reduced HbA1c by 0.8% compared with placebo.",
+        claim="In adults with type 2 diabetes, metformin reduced HbA1c, as shown previously by genome-wide "
+        "sequencing of twins.",
+        label="neutral",
+        field="added_clause",
+        value="as shown previously by genome-wide sequencing of twins",
+        first_evidence="Metformin reduced HbA1c by 0.8%",
+        shown='no sentence of the evidence mentions "as shown previously by genome-wide sequencing of twins"',
+        fixed="In adults with type 2 diabetes, metformin reduced HbA1c.",
+    ),
 }
 
 
@@ -381,7 +395,7 @@ def test_a_support_rule_overrules_the_cross_encoder(setup, case: RuleCase) -> No
     settings, _ = setup
     doc = check_json(settings, case.claim, case.text)
     assert doc["label"] == case.label and doc[case.field] == case.value
-    other = {"reversal", "other_population"} - {case.field}
+    other = {"reversal", "other_population", "added_clause"} - {case.field}
     assert all(doc[f] is None for f in other)
     assert doc["evidence"][0]["text"].startswith(case.first_evidence)
     shown = biocite(settings, "check", case.claim, "--text", case.text)
