@@ -68,11 +68,13 @@ from biocite.agent.synthesis import acceptable_query, polish
 from biocite.agent.verdict import (
     LLM_WORDS,
     VerdictModel,
+    asks_about_safety,
     llm_identity,
     llm_messages,
     load_verdict,
     question_type,
     reading_order,
+    speaks_of_harm,
     top_evidence,
 )
 from biocite.citations import (
@@ -97,6 +99,7 @@ from biocite.records import (
     Trace,
 )
 from biocite.retrieval import Retriever, TokenSource
+from biocite.sentences import is_metadata, section_label
 from biocite.settings import Settings
 from biocite.support import SupportModel
 from biocite.tokenize import tokenize
@@ -468,6 +471,15 @@ class Agent:
             )
         verdict, p, _ = model.predict(state["standalone"], texts, weights, mass)
         _emit({"event": "step", "node": "conclude", "detail": f"verdict {verdict} ({p:.2f})"})
+        shown = [e.span.text for e in evidence]
+        if asks_about_safety(state["standalone"]) and not speaks_of_harm([*texts, *shown]):
+            notes.append(f"no bottom line on safety: the evidence (read as {verdict}) reports no harms")
+            return {
+                "question_type": kind,
+                "verdict": "insufficient",
+                "verdict_probability": None,
+                "notes": notes,
+            }
         return {
             "question_type": kind,
             "verdict": verdict,
@@ -704,7 +716,13 @@ class Agent:
         bench/agent_retrieval_weight.py.)"""
         lead = evidence[0]
         docs, sentences = self._documents([h for h in hits if h.pmid == lead.pmid])
-        own = sentences.get(lead.pmid) or []
+        doc = docs.get(lead.pmid)
+        # a funding or registration line closes many abstracts, where conclusions sit: it is never read
+        own = [
+            s
+            for s in sentences.get(lead.pmid) or []
+            if doc and not is_metadata(s.text, section_label(doc, s.start))
+        ]
         findings = self.findings
         if findings is None or not own or lead.pmid not in docs:
             probs = np.array([e.answer if e.answer is not None else e.relevance for e in evidence])

@@ -196,6 +196,29 @@ _CUES: dict[str, re.Pattern[str]] = {
         "contrast": r"\bbut\b|\bhowever\b|\balthough\b|\bwhereas\b|\bdespite\b|\bnevertheless\b",
     }.items()
 }
+# A question of safety ("Is metformin safe during pregnancy?") is answered by what the studies found on harms:
+# "no" had been read from an IVF trial's "no benefit of metformin" and "yes" can be read from a benefit alone. Read
+# in the question's last part (a title's "Comparative safety of A and B: does the association vary?" asks
+# something else).
+_ASKS_SAFETY = re.compile(r"\b(?:safe|safely|safety|unsafe|harmful|harmless|dangerous)\b", re.IGNORECASE)
+_SPEAKS_OF_HARM = re.compile(
+    r"\b(?:safe|safely|safety|unsafe|harm\w*|adverse|side[- ]effects?|toxic\w*|complications?|tolera\w+|"
+    r"morbidity|mortality|deaths?|died|fatal\w*|malformations?|teratogen\w*|risks?|hazards?|"
+    r"bleeding|ha?emorrhag\w*|injur\w+|hypoglyc\w+|withdrawals?|discontinu\w+)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_safety(question: str) -> bool:
+    """Whether the question's last part (after a title's colon) asks whether something is safe or harmful."""
+    return bool(_ASKS_SAFETY.search(question.rsplit(":", 1)[-1]))
+
+
+def speaks_of_harm(texts: Sequence[str]) -> bool:
+    """Whether any of the sentences reports on safety: harms, adverse events, complications, tolerability."""
+    return any(_SPEAKS_OF_HARM.search(t) for t in texts)
+
+
 _NEGATED_QUESTION = re.compile(rf"\b{_AUX}n't\b|\b{_AUX}\s+(?:\w+\s+)?not\b|\bno\b", re.IGNORECASE)
 MIN_TRAIN_ROWS = 50  # train questions (source abstract in the index) a verdict head needs
 LLM_WORDS = ("yes", "no", "maybe")  # the verdict prompt's answer words, in the LLM features' order

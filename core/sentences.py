@@ -146,20 +146,38 @@ _METADATA_LEAD = re.compile(
     r"clinical ?trials?\.gov|prospero|funding|sources? of (?:funding|support)|financial disclosures?|"
     r"disclosures?|conflicts? of interests?|competing interests?|level of evidence|acknowledge?ments?)"
     r"\b[^:.;]{0,30}:"  # a label and its colon: "Disclosure rates were low (12%)." is a finding
-    r"|\W*(?:clinical )?trials? regist|\W*registration(?: numbers?| identifiers?)?\s*:"
+    r"|\W*(?:clinical )?trials? regist|\W*(?:date of )?registration(?: numbers?| identifiers?)?\s*:"
+    r"|\W*funded by\b"  # NEJM's closing "(Funded by AstraZeneca; SYGMA 1 ClinicalTrials.gov number, NCT...)"
     r"|\W*(?:copyright|©|\(c\)\s*(?:19|20)\d\d)",
     re.IGNORECASE,
 )
 _REGISTRY_ID = re.compile(r"\b(?:NCT\d{8}|ISRCTN\d{6,}|ACTRN\d{10,}|ChiCTR[-\w]+|CRD\d{8,}|UMIN\d{6,})\b")
 _REGISTERED = re.compile(r"\bregist(?:er|ry|ration)", re.IGNORECASE)
 MAX_WORDS_BEFORE_REGISTRATION = 14
+# A registration split off its label ("GOV IDENTIFIER: NCT03932253.", "https://clinicaltrials.gov/ct2/show/NCT...",
+# "NCT00816829."): every word is the identifier, a link or query fragment, or a registry label word.
+_REGISTRY_WORD = re.compile(
+    r"\W*(?:clinicaltrials\.gov|gov|identifiers?|id|numbers?|no|trial|registration|registered|eudract)\W*",
+    re.IGNORECASE,
+)
+
+
+def _only_a_registration(text: str) -> bool:
+    words = text.split()
+    return bool(_REGISTRY_ID.search(text)) and all(
+        _REGISTRY_ID.search(w)
+        or any(c in w for c in "=/&?")
+        or _REGISTRY_WORD.fullmatch(w)
+        or not w.strip(".,;:()")
+        for w in words
+    )
 
 
 def is_metadata(text: str, section_label: str | None = None) -> bool:
     """Whether a sentence is an abstract's metadata (see above), by its section's label or its own words."""
     if section_label and _METADATA_SECTION.search(section_label):
         return True
-    if _METADATA_LEAD.match(text) or "all rights reserved" in text.lower():
+    if _METADATA_LEAD.match(text) or "all rights reserved" in text.lower() or _only_a_registration(text):
         return True
     registered = _REGISTERED.search(text)
     # "This trial is registered with ClinicalTrials.gov, NCT02332668", not a finding glued to a registration

@@ -33,11 +33,13 @@ from biocite.agent.synthesis import acceptable_query, copied_from, is_fragment, 
 from biocite.agent.verdict import (
     LABELS,
     VerdictModel,
+    asks_about_safety,
     evidence_features,
     fit_verdict,
     llm_features,
     question_type,
     reading_order,
+    speaks_of_harm,
 )
 from biocite.errors import ModelError
 from biocite.heads import LinearModel
@@ -1317,6 +1319,74 @@ def test_the_bottom_line_quotes_the_sentences_the_verdict_read(monkeypatch: pyte
     assert reader.texts[0] == "Exercise during pregnancy did not reduce postnatal depression."
     assert all(trial[e.span.start : e.span.end] == e.span.text for e in quoted)
     assert [c.pmid for c in line.citations] == ["901"]
+
+
+def test_the_verdict_never_reads_a_funding_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make demo` (2026-12-02): the bottom line of the README's question quoted "(Funded by AstraZeneca;
+    SYGMA 1 ClinicalTrials.gov number, NCT02149199 .)." first: the findings model reads an abstract's closing
+    sentences as answer-bearing, and the verdict read all of them, metadata included."""
+    trial = (
+        "Budesonide-formoterol as needed lowered severe exacerbations by 64%. "
+        "Symptom control was better with maintenance therapy. "
+        "(Funded by AstraZeneca; SYGMA 1 trial number, NCT02149199)."  # the fakes split at every period
+    )
+    answer, reader = _ask_one_abstract(
+        monkeypatch,
+        "As-needed budesonide-formoterol",
+        trial,
+        "Does budesonide-formoterol reduce exacerbations?",
+        "yes",
+    )
+    assert reader.texts and not any("Funded" in t for t in reader.texts), reader.texts
+    quoted = [e.span.text for c in answer.sentences[0].citations for e in c.evidence]
+    assert answer.sentences[0].kind == "bottom_line" and not any("Funded" in q for q in quoted)
+
+
+SAFETY_ABSTRACTS = {
+    # an IVF trial's efficacy nulls: the verdict had read them as "no, not safe" (2026-12-02)
+    "efficacy only": (
+        "There was no difference in live birth rates between metformin and placebo during IVF. "
+        "There appears to be no benefit in metformin co-treatment during pregnancy attempts.",
+        "insufficient",
+    ),
+    "harms reported": (
+        "Metformin during pregnancy did not increase the rate of major malformations. "
+        "Adverse events were similar with metformin and insulin in pregnancy.",
+        "no",  # what the (stub) verdict head said: the rule leaves it alone
+    ),
+}
+
+
+@pytest.mark.parametrize(("abstract", "expected"), SAFETY_ABSTRACTS.values(), ids=SAFETY_ABSTRACTS)
+def test_a_safety_question_gets_a_bottom_line_only_from_evidence_on_harms(
+    monkeypatch: pytest.MonkeyPatch, abstract: str, expected: str
+) -> None:
+    """`biocite ask "Is metformin safe during pregnancy?"` said "no, the cited studies do not support it"
+    from a trial finding no benefit of metformin in IVF: a finding on benefit says nothing of safety. A safety
+    question whose evidence names no harm (adverse events, complications, malformations, risk ...) gets no
+    bottom line: the verdict is insufficient, and a note says why."""
+    answer, _ = _ask_one_abstract(
+        monkeypatch, "Metformin in pregnancy", abstract, "Is metformin safe during pregnancy?", "no"
+    )
+    assert answer.verdict == expected
+    has_line = any(s.kind == "bottom_line" for s in answer.sentences)
+    assert has_line == (expected != "insufficient")
+    noted = any("no bottom line on safety" in n for n in answer.trace.notes)
+    assert noted == (expected == "insufficient")
+
+
+def test_asks_about_safety_reads_the_question_after_a_titles_colon() -> None:
+    assert asks_about_safety("Is metformin safe during pregnancy?")
+    assert asks_about_safety("Therapeutic anticoagulation in the trauma patient: is it safe?")
+    assert asks_about_safety("Is Chaalia/Pan Masala harmful for health?")
+    assert not asks_about_safety(
+        "Comparative safety of infliximab and etanercept: does the association vary?"
+    )
+    assert not asks_about_safety("Does metformin reduce body weight?")
+    assert speaks_of_harm(["Adverse events were rare."]) and speaks_of_harm(
+        ["No major complications occurred."]
+    )
+    assert not speaks_of_harm(["There was no benefit of metformin on live birth rates."])
 
 
 def test_a_concept_is_shown_as_the_question_writes_it() -> None:

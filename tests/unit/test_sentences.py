@@ -174,6 +174,15 @@ def test_offsets_round_trip_on_a_spread_of_corpus_abstracts(corpus: list[Documen
         "LEVEL OF EVIDENCE: I",
         "(c) 2007 Wiley-Liss, Inc.",
         "Keywords: asthma; budesonide; formoterol.",
+        # NEJM's closing line (the README demo's bottom line quoted it as evidence, 2026-12-02)
+        "(Funded by AstraZeneca; SYGMA 1 ClinicalTrials.gov number, NCT02149199 .).",
+        "Funded by the Health Research Council of New Zealand.",
+        "Date of Registration: 16/Nov/2017.",
+        # a registration split off its label by the sentence splitter, or a bare link
+        "GOV IDENTIFIER: NCT03932253.",
+        "https://clinicaltrials.gov/ct2/show/NCT03932253.",
+        "cond=Melanoma&term=NCT03893019&rank=1, identifier NCT03893019.",
+        "UMIN000007939.",
     ],
 )
 def test_an_abstracts_metadata_is_recognised(text: str) -> None:
@@ -190,6 +199,9 @@ def test_an_abstracts_metadata_is_recognised(text: str) -> None:
         "In conclusion, HDAC inhibition and anti-PD1 immunotherapy results in durable responses in a subset of "
         "patients with metastatic UM.Trial registration ClinicalTrials.gov registration number: NCT02697630.",
         "Budesonide-formoterol reduced severe exacerbations by 64% (rate ratio 0.36).",
+        # a trial named by its registration is still a sentence about the trial
+        "Methods: Open-label, multicenter, multicohort study (NCT03666143).",
+        "This phase II trial (NCT03422445) was conducted to evaluate apatinib plus temozolomide.",
     ],
 )
 def test_findings_are_not_metadata(text: str) -> None:
