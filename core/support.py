@@ -76,9 +76,10 @@ ARTIFACT_VERSION = 4  # 2: learned evidence ranker; 3: no claim cue features in 
 # sentence states otherwise for the same quantity and none states (`biocite.changed_numbers`); 8 a claim about
 # one population (children, women, people) against a passage about the opposite one only (adults, men,
 # animals) is neutral (`biocite.populations`); 9 so is a claim the model reads as supported that adds a
-# clause no sentence mentions (`biocite.added_clauses`). Part of the model's name, so cached judgements
-# (evaluator/judges.py) are not reused across a change of how verdicts are made.
-RULES_VERSION = 9
+# clause no sentence mentions (`biocite.added_clauses`); 10 rule 4 reads NEJM's "(Funded by ...; ClinicalTrials.gov
+# number, NCT...)" and a registration split off its label as metadata. Part of the model's name, so cached
+# judgements (evaluator/judges.py) are not reused across a change of how verdicts are made.
+RULES_VERSION = 10
 # inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
 # C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
 AGGREGATOR_C = 1.0
