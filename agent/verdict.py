@@ -200,7 +200,13 @@ _CUES: dict[str, re.Pattern[str]] = {
 # "no" had been read from an IVF trial's "no benefit of metformin" and "yes" can be read from a benefit alone. Read
 # in the question's last part (a title's "Comparative safety of A and B: does the association vary?" asks
 # something else).
-_ASKS_SAFETY = re.compile(r"\b(?:safe|safely|safety|unsafe|harmful|harmless|dangerous)\b", re.IGNORECASE)
+# The word is the predicate ("safe?", "safe during", "safe and effective", "safe to take"), not a modifier of
+# the topic ("Is unsafe sexual behaviour increasing ...?", "safe sex").
+_ASKS_SAFETY = re.compile(
+    r"\b(?:safe|unsafe|harmful|harmless|dangerous)\b(?=\s*(?:[?,.;]|$|(?:and|or|for|in|to|during|when|with|as|at|"
+    r"after|before|if|while|among|enough)\b))|\bsafely\b|\bsafety of\b",
+    re.IGNORECASE,
+)
 _SPEAKS_OF_HARM = re.compile(
     r"\b(?:safe|safely|safety|unsafe|harm\w*|adverse|side[- ]effects?|toxic\w*|complications?|tolera\w+|"
     r"morbidity|mortality|deaths?|died|fatal\w*|malformations?|teratogen\w*|risks?|hazards?|"

@@ -1383,6 +1383,9 @@ def test_asks_about_safety_reads_the_question_after_a_titles_colon() -> None:
         "Comparative safety of infliximab and etanercept: does the association vary?"
     )
     assert not asks_about_safety("Does metformin reduce body weight?")
+    assert asks_about_safety("Is it safe to take ibuprofen with lisinopril?")
+    assert asks_about_safety("Esophagogastric devascularization in portal hypertension: safe and effective?")
+    assert not asks_about_safety("Is unsafe sexual behaviour increasing among HIV-infected individuals?")
     assert speaks_of_harm(["Adverse events were rare."]) and speaks_of_harm(
         ["No major complications occurred."]
     )
