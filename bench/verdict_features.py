@@ -13,6 +13,13 @@ weighting by 5-fold CV on train, mean of accuracy and macro-F1) over
 - direction: increase / decrease / negation words of the question and the evidence, their agreement, and
   how many question words a negated clause of the top sentence holds;
 - with the shipped qwen1.5b answer-word masses (train questions only): CV on train, no held-out figure.
+And two readings of the abstract (which sentences the cue head reads; the rows are rebuilt, the cues kept):
+- no metadata: the abstract's funding, registration and keyword lines left out (the agent's reading since
+  2026-12-02: NEJM's "(Funded by ...)" had led the README demo's bottom line);
+- no side effects: also left out, for a question that asks nothing about harms, each sentence on side effects
+  (adverse, toxic, tolerated, safety, complications) that shares no word with the question outside its subject
+  ("No new late toxic effects were noted." had made "Does nivolumab plus ipilimumab improve overall survival?"
+  lean "no").
 A feature set is worth shipping only if its CV score on train beats the cues'; held-out figures are printed
 to show what that rule would have cost.
 
@@ -29,15 +36,18 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import re  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score  # noqa: E402
 
 from biocite.agent import verdict as V  # noqa: E402
-from biocite.agent.evidence import VectorCache  # noqa: E402
+from biocite.agent.coverage import asked_subject  # noqa: E402
+from biocite.agent.evidence import VectorCache, content_terms  # noqa: E402
 from biocite.agent.findings import load_findings  # noqa: E402
 from biocite.index.build import open_index  # noqa: E402
-from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
+from biocite.pubmedqa import load_questions, read_items, split_questions  # noqa: E402
+from biocite.sentences import is_metadata, section_label  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 from biocite.support import SupportModel  # noqa: E402
 
@@ -55,6 +65,9 @@ DOWN = re.compile(
     re.I,
 )
 NEGATION = re.compile(r"\b(?:no|not|without|neither|nor|failed|unchanged|similar|comparable)\b", re.I)
+SIDE_EFFECTS = re.compile(
+    r"\b(?:adverse|toxic\w*|side[- ]effects?|tolera\w+|safety|safe(?:ly)?|complications?)\b", re.I
+)
 WORD = re.compile(r"[a-z]{4,}")
 Rows = Sequence[V.TrainingRow]
 
@@ -100,6 +113,35 @@ def direction_features(rows: Rows) -> np.ndarray:
     return np.vstack(out)
 
 
+def _about_side_effects_only(question: str, text: str) -> bool:
+    if SIDE_EFFECTS.search(question) or V.asks_about_safety(question) or not SIDE_EFFECTS.search(text):
+        return False
+    subject = content_terms(asked_subject(question) or "")
+    return not ((content_terms(question) - subject) & content_terms(text))
+
+
+def reading_rows(
+    pmids: Sequence[str], cache: VectorCache, findings: Any, store: Any, side: bool
+) -> list[V.TrainingRow]:
+    """`V.training_rows` with the abstract's metadata (and, with `side`, its side-effect sentences) left out."""
+    items = {item.pmid: item for item in read_items()}
+    rows = []
+    for pmid in pmids:
+        doc, sentences = store.get(pmid), store.sentences(pmid)
+        if not sentences:
+            continue
+        question = items[pmid].question
+        kept = [s for s in sentences if not is_metadata(s.text, section_label(doc, s.start))]
+        if side:
+            kept = [s for s in kept if not _about_side_effects_only(question, s.text)] or kept
+        order, weights = V.top_evidence(findings.score(question, kept, [len(kept)] * len(kept), cache))
+        top = [(pmid, kept[i].index, kept[i].text) for i in order]
+        label = V.PUBMEDQA_TO_VERDICT[items[pmid].final_decision]
+        rows.append(V.TrainingRow(pmid=pmid, question=question, texts=[t for *_, t in top], weights=weights,
+                                  reading_order=V.reading_order(top), label=label))  # fmt: skip
+    return rows
+
+
 def report(
     name: str, train: np.ndarray, held: np.ndarray | None, y_train: np.ndarray, y_held: np.ndarray
 ) -> None:
@@ -136,6 +178,13 @@ def main() -> None:
     }
     built = {name: (make(rows), make(held)) for name, make in extra.items()}
     report("cues (shipped)", x_tr, x_he, y_tr, y_he)
+    for name, side in (("no metadata", False), ("no side effects", True)):
+        read_tr, read_he = (
+            reading_rows([q.pmid for q in qs], cache, findings, index.docs, side) for qs in (train_q, held_q)
+        )
+        changed = sum(a.texts != b.texts for a, b in zip([*read_tr, *read_he], [*rows, *held], strict=True))
+        (r_tr, ry_tr), (r_he, ry_he) = V.feature_matrix(read_tr), V.feature_matrix(read_he)
+        report(f"cues, {name} ({changed} read otherwise)", r_tr, r_he, ry_tr, ry_he)
     for name, (f_tr, f_he) in built.items():
         report(f"{name} alone", f_tr, f_he, y_tr, y_he)
         report(f"cues + {name}", np.hstack([x_tr, f_tr]), np.hstack([x_he, f_he]), y_tr, y_he)
