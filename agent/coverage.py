@@ -450,7 +450,7 @@ PLACE_WORDS = [
 PLAIN_NAMES = ORGAN_WORDS + AGE_WORDS + TEST_WORDS + PLACE_WORDS
 # the drugs' names, and the one-word names of conditions ("flu" / "influenza"); phrases are `_condition_written`'s
 OTHER_NAMES = other_names.DRUGS + [
-    (a, b) for a, b in other_names.CONDITIONS + other_names.LAY_NAMES if " " not in a + b
+    (a, b) for a, b in other_names.CONDITIONS + other_names.LAY_NAMES + other_names.PEOPLE if " " not in a + b
 ]
 SYNONYMS = synonyms(PLAIN_NAMES + OTHER_NAMES)
 
@@ -1015,6 +1015,7 @@ def _other_word_name(asked: str, key: str, terms: DocumentTerms) -> tuple[str, s
     word = asked.casefold()
     named = [(n, "drug") for n in other_names.other_names(word)]
     named += [(n, "condition") for n in other_names.condition_names(word) if " " not in n]
+    named += [(n, "group of people") for n in other_names.people_names(word)]
     return next(((terms.written(s), kind) for n, kind in named if (s := _stem(n)) and s in terms.stems), None)
 
 

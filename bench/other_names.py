@@ -50,7 +50,7 @@ def swapped_titles(n: int) -> list[tuple[str, str, str, str, str]]:
     # where "high blood pressure" would make no question anyone asks; nor does "acetylsalicylic" alone
     pairs = [
         p
-        for p in other_names.DRUGS + other_names.CONDITIONS + other_names.LAY_NAMES
+        for p in other_names.DRUGS + other_names.CONDITIONS + other_names.LAY_NAMES + other_names.PEOPLE
         if p[1] != "hypertension" and p[0] != "acetylsalicylic"
     ]
     names = {**{a: b for a, b in pairs}, **{b: a for a, b in pairs}}

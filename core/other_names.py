@@ -1,5 +1,5 @@
-"""Two names of one drug or one condition: the international or British name and the United States one, the
-lay name and the medical one, the old name and the current one.
+"""Two names of one drug, one condition or one group of people: the international or British name and the United
+States one, the lay name and the medical one ("newborns" / "neonates"), the old name and the current one.
 
 A British clinician asks about "paracetamol", "adrenaline" or "ciclosporin"; American abstracts say
 "acetaminophen", "epinephrine", "cyclosporine". The shipped corpus has 16 abstracts naming paracetamol and 17
@@ -104,6 +104,7 @@ CONDITIONS: list[tuple[str, str]] = [
     ("motor neuron disease", "amyotrophic lateral sclerosis"),
     ("motor neurone disease", "amyotrophic lateral sclerosis"),
     ("type 2 diabetes", "niddm"),
+    ("convulsions", "seizures"),  # the older name: "febrile convulsions" are febrile seizures
 ]
 # A lay name and the medical one abstracts write: search adds the medical name to a query naming the lay one
 # (not the other way: "hypertension" needs no "high blood pressure"); coverage counts either.
@@ -173,6 +174,12 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("blood thinners", "anticoagulants"),
     ("birth control pills", "oral contraceptives"),
 ]
+# A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over
+# "Neonatal pyridoxine responsive convulsions due to isoniazid therapy"); used as LAY_NAMES are.
+PEOPLE: list[tuple[str, str]] = [
+    ("newborns", "neonates"),  # one stem each side: "newborn"; "neonate", "neonatal"
+    ("kids", "children"),
+]
 
 
 def _pairs_by_name(pairs: Iterable[tuple[N, N]]) -> dict[N, tuple[N, ...]]:
@@ -198,9 +205,19 @@ def _condition_names() -> dict[str, tuple[str, ...]]:
     return _pairs_by_name(CONDITIONS + LAY_NAMES)
 
 
+@lru_cache(maxsize=1)
+def _people_names() -> dict[str, tuple[str, ...]]:
+    return _pairs_by_name(PEOPLE)
+
+
 def other_names(word: str) -> tuple[str, ...]:
     """The other names of the drug a lower-case word names ("paracetamol" -> ("acetaminophen",)); () if none."""
     return _drug_names().get(word, ())
+
+
+def people_names(word: str) -> tuple[str, ...]:
+    """The other names of the group of people a lower-case word names ("newborns" -> ("neonates",))."""
+    return _people_names().get(word, ())
 
 
 def condition_names(phrase: str) -> tuple[str, ...]:
@@ -211,9 +228,10 @@ def condition_names(phrase: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=1)
 def _searched_names() -> dict[str, tuple[str, ...]]:
-    """Stemmed name -> the names search adds for it: both ways for drugs and medical names, lay -> medical."""
+    """Stemmed name -> the names search adds for it: both ways for drugs and medical names, lay -> medical
+    (conditions and people)."""
     searched: dict[str, list[str]] = {}
-    pairs = DRUGS + CONDITIONS + [(b, a) for a, b in DRUGS + CONDITIONS] + LAY_NAMES
+    pairs = DRUGS + CONDITIONS + [(b, a) for a, b in DRUGS + CONDITIONS] + LAY_NAMES + PEOPLE
     for asked, written in pairs:
         searched.setdefault(_stemmed(asked), []).append(written)
     return {name: tuple(dict.fromkeys(names)) for name, names in searched.items()}
@@ -244,7 +262,7 @@ Names = tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]
 @lru_cache(maxsize=1)
 def _stemmed_pairs() -> dict[frozenset[str], tuple[frozenset[str], ...]]:
     """Stems of each name -> stems of each of its other names (every table, both ways)."""
-    pairs = DRUGS + CONDITIONS + LAY_NAMES
+    pairs = DRUGS + CONDITIONS + LAY_NAMES + PEOPLE
     return _pairs_by_name((frozenset(_stemmed(a).split()), frozenset(_stemmed(b).split())) for a, b in pairs)
 
 
@@ -266,7 +284,7 @@ def named_otherwise(names: Names, text_terms: set[str]) -> set[str]:
 
 @lru_cache(maxsize=1)
 def _one_word_names() -> frozenset[str]:
-    names = {n for pair in DRUGS + CONDITIONS + LAY_NAMES for n in pair}
+    names = {n for pair in DRUGS + CONDITIONS + LAY_NAMES + PEOPLE for n in pair}
     stems = [tokenize(n, stem=True) for n in names]
     return frozenset(s[0] for s in stems if len(s) == 1)
 

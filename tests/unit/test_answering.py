@@ -166,6 +166,22 @@ def test_a_condition_is_covered_by_its_other_name() -> None:
     assert notes == ["read 'flu' as 'Influenza', another name of the same condition"]
 
 
+def test_a_group_of_people_and_an_older_condition_name_are_covered_by_their_other_names() -> None:
+    """`biocite ask "Can isoniazid cause seizures in newborns?"` (2026-12-02) said "not covered: newborns" over
+    "Neonatal pyridoxine responsive convulsions due to isoniazid therapy", then "not covered: seizures"."""
+    df = _df("isoniazid", "neonatal convulsions", "children", *["seizures"] * 3, n_other=20)
+    concepts = key_concepts("Can isoniazid cause seizures in newborns?", df, 0.1, 0.2)
+    newborns = next(c for c in concepts if c.text == "newborns")
+    seizures = next(c for c in concepts if c.text == "seizures")
+    title = "Neonatal pyridoxine responsive convulsions due to isoniazid therapy."
+    assert covers(newborns, _doc("", title)) and covers(seizures, _doc("", title))
+    assert not covers(newborns, _doc("", "Isoniazid caused convulsions in adults."))
+    notes = respelling_notes(concepts, set(range(len(concepts))), [Document(pmid="1", abstract=title)])
+    assert "read 'newborns' as 'Neonatal', another name of the same group of people" in notes
+    assert "read 'seizures' as 'convulsions', another name of the same condition" in notes
+    assert search_names("Is ibuprofen safe for kids?") == ["children"]  # the lay name adds the written one
+
+
 def test_search_adds_the_other_names_a_query_names() -> None:
     assert sorted(search_names("Does aspirin prevent heart attacks?")) == [
         "acetylsalicylic",
