@@ -224,6 +224,16 @@ def _names_association(words: list[str], i: int) -> bool:
     return i + 1 < len(words) and words[i + 1].casefold() in links
 
 
+# "Does smoking make | psoriasis | worse?": the causative names its outcome as an outcome verb does ("worsen").
+CAUSATIVES = frozenset("make makes made".split())
+CAUSED_STATES = frozenset("worse better".split())
+
+
+def _names_causative(words: list[str], i: int) -> bool:
+    """Whether words[i] is "make" with "worse" or "better" later in the question: "make X worse"."""
+    return words[i].casefold() in CAUSATIVES and any(w.casefold() in CAUSED_STATES for w in words[i + 1 :])
+
+
 def asks_association(question: str) -> bool:
     """Whether the question asks about an association ("Is X associated with Y?", "a risk factor for Z")."""
     words = _question_words(question)
@@ -678,7 +688,12 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             chunks.append(([], pending))
             continue
         if cut or (pending == "setting" and not words and stem in SETTING_FRAMES):
-            if stem in OUTCOME_VERBS or low in EFFECT_VERBS or _names_association(words_in_order, i):
+            if (
+                stem in OUTCOME_VERBS
+                or low in EFFECT_VERBS
+                or _names_association(words_in_order, i)
+                or _names_causative(words_in_order, i)
+            ):
                 pending = "outcome"
             elif low in SETTING_PREPOSITIONS and (words or pending not in _GOES_ON.get(low, {"outcome"})):
                 pending, opened_by = "setting", low

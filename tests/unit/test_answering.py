@@ -312,6 +312,16 @@ def test_a_verb_of_effect_ends_the_subject_and_names_the_outcome() -> None:
     assert asked_outcome("Does caffeine provoke panic attacks?") == "panic attacks"
 
 
+def test_make_worse_names_the_outcome() -> None:
+    """`biocite ask "Does smoking make psoriasis worse?"` (2026-12-02) said "yes, the cited studies support it"
+    from a cohort of smokers with melanoma: "psoriasis" (in 8 abstracts, above the key-concept bar) followed no
+    outcome verb, so nothing checked it. "make X worse / better" names X as "worsen X" does."""
+    assert asked_outcome("Does smoking make psoriasis worse?") == "psoriasis"
+    assert asked_outcome("Does stress make eczema better or worse?") == "eczema"
+    assert asked_subject("Can alcohol make gout worse?") == "alcohol"
+    assert asked_outcome("Does exercise make a difference in depression?") is None  # no worse / better
+
+
 def test_words_of_harm_end_the_subject_and_name_the_outcome() -> None:
     """`biocite ask "Does cyclophosphamide harm the bladder?"` (2026-12-01) said "not covered: cyclophosphamide
     harm" over cyclophosphamide bladder cancer studies; "Is acetaminophen toxic to the liver?" had the subject
