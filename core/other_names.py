@@ -173,6 +173,13 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("painkillers", "analgesics"),
     ("blood thinners", "anticoagulants"),
     ("birth control pills", "oral contraceptives"),
+    ("stomach cancer", "gastric cancer"),
+    ("bowel cancer", "colorectal cancer"),
+    ("womb cancer", "endometrial cancer"),
+    ("stomach ulcer", "gastric ulcer"),
+    ("frozen shoulder", "adhesive capsulitis"),
+    ("tennis elbow", "lateral epicondylitis"),
+    ("slipped disc", "disc herniation"),
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over
 # "Neonatal pyridoxine responsive convulsions due to isoniazid therapy"); used as LAY_NAMES are.

@@ -193,6 +193,7 @@ def test_search_adds_the_other_names_a_query_names() -> None:
     # a longer name wins over the names inside it: the stomach flu is gastroenteritis, not influenza
     assert search_names("Is abdominal cramping normal with the stomach flu?") == ["gastroenteritis"]
     assert search_names("How long does flu last?") == ["influenza"]
+    assert "colorectal cancer" in search_names("Does aspirin prevent bowel cancer?")  # the UK's lay name
     # a verb of the phrase stems as its participle: "raise potassium" is "raised potassium" (hyperkalaemia)
     assert "hyperkalaemia" in search_names("Does suxamethonium raise potassium?")
 
