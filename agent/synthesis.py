@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from biocite.records import Answer, AnswerSentence, Citation, Evidence
@@ -25,6 +25,9 @@ from biocite.tokenize import tokenize
 # 12, 0.05, 1,200, 95%, 3.5-fold; "P<0.05" gives 0.05. A lone "1" or "2" in words ("type 2") counts too.
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
 _COPY_SHARE = 0.8  # share of a sentence's words found, in order-free bag terms, in one evidence sentence
+# a long sentence (>= _CLAUSE_MIN_TERMS terms) that one evidence sentence holds (>= _CLAUSE_SHARE) copies its clause
+_CLAUSE_SHARE = 0.8
+_CLAUSE_MIN_TERMS = 8
 
 
 def numbers(text: str) -> list[str]:
@@ -50,12 +53,17 @@ def _words(text: str) -> list[str]:
     return tokenize(text, stem=True)
 
 
-def copied_from(text: str, evidence: list[Evidence]) -> Evidence | None:
-    """The evidence sentence `text` restates (>= 80 % of its terms, both ways), if any; the closest wins."""
+def copied_from(text: str, evidence: list[Evidence], cited: Sequence[Evidence] = ()) -> Evidence | None:
+    """The evidence sentence `text` restates (>= 80 % of its terms, both ways), if any; the closest wins. Else
+    the one a long `text` copies a clause of (>= 80 % of its >= 8 terms in it: "... showed durable, improved
+    clinical outcomes with nivolumab plus ipilimumab ..." cut from a longer sentence), one of `cited` (the
+    sentence's own quotes) first when it holds the clause too."""
     words = set(_words(text))
     if len(words) < 4:
         return None
     best, best_share = None, 0.0
+    clause, clause_share = None, 0.0
+    own = {(e.pmid, e.sentence_index) for e in cited}
     for item in evidence:
         other = set(_words(item.span.text))
         if not other:
@@ -64,7 +72,10 @@ def copied_from(text: str, evidence: list[Evidence]) -> Evidence | None:
         share = min(shared / len(words), shared / len(other))
         if share >= _COPY_SHARE and share > best_share:
             best, best_share = item, share
-    return best
+        inside = shared / len(words) + ((item.pmid, item.sentence_index) in own)  # own quotes first
+        if len(words) >= _CLAUSE_MIN_TERMS and shared / len(words) >= _CLAUSE_SHARE and inside > clause_share:
+            clause, clause_share = item, inside
+    return best or clause
 
 
 _FRAGMENT_END = re.compile(r"[,;:]\s*[.!?]?$|\b(?:the|a|an|of|and|or|with|to|in|for|by)\s*[.!?]?$", re.I)
@@ -198,18 +209,23 @@ def polish(
                 counts["definitions"] += 1
                 continue
             defined.add(subject)
-        source = copied_from(sentence.text, evidence)
-        if source is None and (unframed := single_study_frame(sentence)) is not None:
-            if not unframed:
-                counts["one-study conflict dropped"] += 1
+        source = copied_from(sentence.text, evidence, _quotes(sentence))
+        if source is None:  # a frame of agreement goes, then the rest is checked: "The studies agree that
+            unframed = _without_one_study_frame(sentence, counts)  # <a copied clause>" hid the copy
+            if unframed is None:
                 continue
-            sentence = sentence.model_copy(update={"text": unframed})
-            counts["one-study frames reworded"] += 1
+            sentence = unframed
+            source = copied_from(sentence.text, evidence, _quotes(sentence))
         if source is not None and not _cites_only(sentence, source):
             sentence = sentence.model_copy(
                 update={"citations": [Citation(pmid=source.pmid, evidence=[source])]}
             )
             counts["copy re-cited"] += 1
+        if source is not None and not _frames(source.span.text):  # a frame its source does not have goes too
+            unframed = _without_one_study_frame(sentence, counts)
+            if unframed is None:
+                continue
+            sentence = unframed
         missing = numbers_in(sentence.text, cited_text(sentence))
         if missing:
             holder = [e for e in evidence if not numbers_in(sentence.text, e.span.text)]
@@ -238,6 +254,26 @@ def polish(
     if done:
         notes.append("synthesis checks: " + ", ".join(f"{v} {k}" for k, v in done.items()))
     return kept
+
+
+def _frames(text: str) -> bool:
+    return bool(_CONSENSUS.match(text) or _CONFLICT.search(text) or _PLURAL_PAST.match(text))
+
+
+def _without_one_study_frame(sentence: AnswerSentence, counts: dict[str, int]) -> AnswerSentence | None:
+    """The sentence without a frame of agreement over one cited abstract; None when it claims a conflict."""
+    unframed = single_study_frame(sentence)
+    if unframed is None:
+        return sentence
+    if not unframed:
+        counts["one-study conflict dropped"] += 1
+        return None
+    counts["one-study frames reworded"] += 1
+    return sentence.model_copy(update={"text": unframed})
+
+
+def _quotes(sentence: AnswerSentence) -> list[Evidence]:
+    return [e for c in sentence.citations for e in c.evidence]
 
 
 def _cites_only(sentence: AnswerSentence, source: Evidence) -> bool:
@@ -299,9 +335,10 @@ def audit(answers: list[Answer]) -> dict[str, int]:
             counts["sentences"] += 1
             counts["numbers"] += len(numbers(sentence.text))
             counts["numbers_missing"] += len(numbers_in(sentence.text, cited_text(sentence)))
-            source = copied_from(sentence.text, evidence)
-            if source is None and single_study_frame(sentence) is not None:
+            source = copied_from(sentence.text, evidence, _quotes(sentence))
+            if source is None and (unframed := single_study_frame(sentence)) is not None:
                 counts["one_study_consensus"] += 1
+                source = copied_from(unframed, evidence, _quotes(sentence)) if unframed else None
             if source is None or _cites_only(sentence, source):
                 continue
             if source.pmid not in {c.pmid for c in sentence.citations}:

@@ -695,6 +695,47 @@ def test_a_copied_sentence_cites_the_abstract_it_copies() -> None:
     assert [c.pmid for c in kept[0].citations] == ["1"]
 
 
+def test_a_copied_clause_of_a_longer_sentence_cites_the_abstract_it_copies() -> None:
+    """`biocite ask "Does nivolumab plus ipilimumab improve overall survival in advanced melanoma?" --mode generate`
+    (2026-12-02) wrote the clause "... durable, improved clinical outcomes with nivolumab plus ipilimumab or
+    nivolumab versus ipilimumab ..." of CheckMate 067's 6.5-year sentence and cited a Japanese cohort: the copy
+    check compared whole sentences both ways, and the source's other 20 words hid the copy."""
+    checkmate = _evidence(
+        "34818112",
+        "These 6.5-year CheckMate 067 results, which include the longest median OS in a phase III melanoma trial "
+        "reported to date and the first report of MSS, showed durable, improved clinical outcomes with nivolumab "
+        "plus ipilimumab or nivolumab versus ipilimumab in patients with advanced melanoma and, in descriptive "
+        "analyses, with the combination over nivolumab monotherapy.",
+    )
+    japan = _evidence(
+        "32812243",
+        "Long-term survival with nivolumab plus ipilimumab was observed in Japanese patients with melanoma "
+        "including acral and mucosal subtypes, which is consistent with the CheckMate 067 study.",
+    )
+    written = (
+        "Nivolumab plus ipilimumab is effective in achieving durable, improved clinical outcomes with nivolumab "
+        "plus ipilimumab or nivolumab versus ipilimumab in patients with advanced melanoma."
+    )
+    kept = polish([_sentence(written, japan)], [japan, checkmate], [])
+    assert [c.pmid for c in kept[0].citations] == ["34818112"]
+    assert kept[0].citations[0].evidence == [checkmate]
+    # a short sentence is no clause copy, and a clause its own quote holds stays cited to it
+    assert copied_from("Nivolumab plus ipilimumab improved outcomes.", [checkmate]) is None
+    both = _evidence("9", checkmate.span.text + " It was confirmed in Japan.")
+    assert copied_from(written, [both, checkmate], [checkmate]) is checkmate
+    # the same, behind a frame of agreement (what the LLM wrote): the frame goes, then the copy is found
+    framed = "The studies agree that n" + written[1:]
+    kept = polish([_sentence(framed, japan)], [japan, checkmate], [])
+    assert [(s.text, [c.pmid for c in s.citations]) for s in kept] == [(written, ["34818112"])]
+    # a framed copy of its own cited sentence loses the frame its source does not have
+    real_world = _evidence(
+        "37103470", "Ipilimumab plus nivolumab can achieve long-term survival in advanced melanoma."
+    )
+    agree = "The studies agree that ipilimumab plus nivolumab can achieve long-term survival in advanced melanoma."
+    kept = polish([_sentence(agree, real_world)], [real_world, japan], [])
+    assert [s.text for s in kept] == [real_world.span.text]
+
+
 def test_a_copy_shown_beside_another_sentence_of_its_abstract_is_requoted() -> None:
     """Seen in `biocite ask "Does levodopa lower blood pressure in Parkinson's disease?" --mode generate`: the
     copy of one sentence cited its abstract with another sentence as the quote, so the quote did not say it."""
