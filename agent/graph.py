@@ -341,7 +341,7 @@ class Agent:
         queries = list(state.get("queries", []))
         notes = list(state.get("notes", []))
         if round_ == 1:
-            return {"round": round_, "queries": [state["standalone"]]}
+            return {"round": round_, "queries": [_searched(state["standalone"])]}
         query = None
         if state["mode"] == "generate" and not state.get("llm_failed"):
             try:
@@ -356,7 +356,7 @@ class Agent:
             notes.append(f"rewritten query refused (states a fact or repeats a query): {query!r}")
             query = None
         if not query:
-            query = expand_query(state["standalone"], state.get("hits", []), queries)
+            query = expand_query(_searched(state["standalone"]), state.get("hits", []), queries)
         return {"round": round_, "queries": [*queries, query], "notes": notes}
 
     def retrieve(self, state: AgentState) -> AgentState:
@@ -1067,6 +1067,12 @@ def enforce_guarantees(
             continue
         kept.append(sentence.model_copy(update={"citations": citations}))
     return kept
+
+
+def _searched(standalone: str) -> str:
+    """What is searched for a question: a follow-up with its context, without the marker's word ("context" had
+    become a search term of every completed follow-up)."""
+    return standalone.replace(CONTEXT_OPEN, " (")
 
 
 def expand_query(question: str, hits: list[SearchHit], earlier: list[str], extra_terms: int = 4) -> str:

@@ -307,6 +307,8 @@ def test_chat_follow_up_uses_the_conversation() -> None:
     assert not first.abstained
     second = agent.ask("What about its adverse events?", mode="extractive", thread_id="t1")
     assert "metformin" in retriever.queries[-1].lower()
+    # the previous question is searched, the marker's word is not ("context" had become a search term)
+    assert not any("context" in q.lower() for q in retriever.queries), retriever.queries
     assert any("follow-up" in note for note in second.trace.notes)
     state = agent.graph.get_state({"configurable": {"thread_id": "t1"}}).values
     assert [t.question for t in state["history"]] == [first.question, second.question]
