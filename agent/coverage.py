@@ -107,7 +107,7 @@ GENERIC = frozenset(
         rates value values really truly actually any compared comparison versus among adults adult case
         cases clinical important importance possible predicting reducing improving increasing
         affecting causing preventing necessary true false new old current recent well best appropriate
-        indicated indication warranted justified worth feasible acceptable alternative option options
+        indicated indication warranted justified worth feasible acceptable amenable alternative option options
         role associated related different same similar significant significantly relevant value future due
         always ever even first time place choice mandatory worthwhile routine routinely adequate optimal decade
         decades""",
@@ -135,10 +135,12 @@ CONVERSATIONAL = frozenset(
 )
 # Words that count, compare or name a dosage form: they sit at the head of a patient's subject ("how | many
 # pills of | ibuprofen", "something | like | Ambien", "a steroid | cream") and, rare in abstracts, became the
-# required word of a subject ("not covered: many pills") where the entity is the drug.
+# required word of a subject ("not covered: many pills") where the entity is the drug. So do words of how often:
+# "How common is | brain metastasis ...?" had the subject "common", and the entity went unchecked.
 QUANTITIES_AND_FORMS = frozenset(
     tokenize(
-        """many much some most two three four five six seven eight nine ten once twice like unlike besides pill
+        """common frequent frequently often prevalent rare usual typical
+        many much some most two three four five six seven eight nine ten once twice like unlike besides pill
         pills tablet tablets capsule capsules cream creams ointment ointments lotion lotions spray sprays
         prescription prescriptions""",
         stem=True,
@@ -153,7 +155,7 @@ ASPECTS = frozenset(
         """side adverse complication complications symptom symptoms sign signs mechanism mechanisms dose doses
         dosage dosages contraindication contraindications interaction interactions prognosis management
         etiology etiologic aetiology aetiologic pathophysiology expression overexpression presence absence
-        pretreatment condition conditions connection""",
+        pretreatment condition conditions connection incidence frequency occurrence""",
         stem=True,
     )
 )

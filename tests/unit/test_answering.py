@@ -323,6 +323,17 @@ def test_make_worse_names_the_outcome() -> None:
     assert asked_outcome("Does exercise make a difference in depression?") is None  # no worse / better
 
 
+def test_words_of_how_often_are_not_the_subject() -> None:
+    """`biocite ask "How common is brain metastasis in melanoma?"` (2026-12-02) had the subject "common", so
+    "brain metastasis" (in 17 abstracts, above the key-concept bar) was checked by nothing."""
+    assert asked_subject("How common is brain metastasis in melanoma?") == "brain metastasis"
+    assert asked_subject("How often does brain metastasis occur in melanoma?") == "brain metastasis"
+    assert asked_subject("What is the incidence of brain metastases in melanoma?") == "brain metastases"
+    assert asked_subject("Is it common to have an abscess with no pain?") == "abscess"
+    # "any common factors amenable to prevention" (a TRAIN question) names no entity
+    assert asked_subject("Are there any common factors amenable to prevention?") is None
+
+
 def test_words_of_harm_end_the_subject_and_name_the_outcome() -> None:
     """`biocite ask "Does cyclophosphamide harm the bladder?"` (2026-12-01) said "not covered: cyclophosphamide
     harm" over cyclophosphamide bladder cancer studies; "Is acetaminophen toxic to the liver?" had the subject
