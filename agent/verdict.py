@@ -197,11 +197,10 @@ _CUES: dict[str, re.Pattern[str]] = {
     }.items()
 }
 # A question of safety ("Is metformin safe during pregnancy?") is answered by what the studies found on harms:
-# "no" had been read from an IVF trial's "no benefit of metformin" and "yes" can be read from a benefit alone. Read
-# in the question's last part (a title's "Comparative safety of A and B: does the association vary?" asks
-# something else).
-# The word is the predicate ("safe?", "safe during", "safe and effective", "safe to take"), not a modifier of
-# the topic ("Is unsafe sexual behaviour increasing ...?", "safe sex").
+# "no" had been read from an IVF trial's "no benefit of metformin", and "yes" can be read from a benefit alone.
+# The word is read as the predicate ("safe?", "safe during", "safe and effective", "safe to take"), not as a
+# modifier of the topic ("Is unsafe sexual behaviour increasing ...?", "safe sex"), in the question's last part
+# (a title's "Comparative safety of A and B: does the association vary?" asks something else).
 _ASKS_SAFETY = re.compile(
     r"\b(?:safe|unsafe|harmful|harmless|dangerous)\b(?=\s*(?:[?,.;]|$|(?:and|or|for|in|to|during|when|with|as|at|"
     r"after|before|if|while|among|enough)\b))|\bsafely\b|\bsafety of\b",
