@@ -391,8 +391,12 @@ def test_follow_up_questions_keep_the_conversation_until_it_is_reset(page) -> No
     first, _ = ask(page, STROKE_QUESTION)
     second, answer = ask(page, FOLLOW_UP)
     assert first["thread_id"] and second["thread_id"] == first["thread_id"]
-    # the agent completed the follow-up from the conversation, and the page shows what was searched
-    assert "context:" in answer["trace"]["queries"][0] and "aspirin" in answer["trace"]["queries"][0].lower()
+    # the agent completed the follow-up from the conversation (the previous question is searched with it, the
+    # marker's word "context" is not), and the page shows what was searched
+    searched = answer["trace"]["queries"][0]
+    assert (
+        searched.startswith(FOLLOW_UP) and "aspirin" in searched.lower() and "context" not in searched.lower()
+    )
     assert page.locator("article.turn").count() == 2
     trace = page.locator("article.turn").last.locator("details.trace")
     trace.locator("summary").click()
