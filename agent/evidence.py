@@ -18,7 +18,7 @@ import numpy as np
 from biocite.agent.coverage import american_spelling
 from biocite.other_names import Names, asked_names, named_otherwise
 from biocite.records import Document, Evidence, SearchHit, Sentence, Span
-from biocite.sentences import is_metadata, section_label
+from biocite.sentences import is_metadata_sentence
 from biocite.tokenize import tokenize
 
 
@@ -241,9 +241,8 @@ def select_evidence(
             item.retrieval = retrieval
         scored.sort(key=lambda s: s.rank(answer_weight), reverse=True)
         eligible = [
-            s for s in scored
-            if s.relevance >= min_relevance and not is_metadata(s.sentence.text, section_label(doc, s.sentence.start))
-        ]  # fmt: skip
+            s for s in scored if s.relevance >= min_relevance and not is_metadata_sentence(doc, s.sentence)
+        ]
         chosen.extend((s, doc) for s in covering_picks(eligible, terms, per_doc))
     chosen.sort(key=lambda item: item[0].rank(answer_weight, retrieval_weight), reverse=True)
     kept: list[Evidence] = []

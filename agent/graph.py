@@ -99,7 +99,7 @@ from biocite.records import (
     Trace,
 )
 from biocite.retrieval import Retriever, TokenSource
-from biocite.sentences import is_metadata, section_label
+from biocite.sentences import is_metadata_sentence
 from biocite.settings import Settings
 from biocite.support import SupportModel
 from biocite.tokenize import tokenize
@@ -718,11 +718,7 @@ class Agent:
         docs, sentences = self._documents([h for h in hits if h.pmid == lead.pmid])
         doc = docs.get(lead.pmid)
         # a funding or registration line closes many abstracts, where conclusions sit: it is never read
-        own = [
-            s
-            for s in sentences.get(lead.pmid) or []
-            if doc and not is_metadata(s.text, section_label(doc, s.start))
-        ]
+        own = [s for s in sentences.get(lead.pmid) or [] if doc and not is_metadata_sentence(doc, s)]
         findings = self.findings
         if findings is None or not own or lead.pmid not in docs:
             probs = np.array([e.answer if e.answer is not None else e.relevance for e in evidence])

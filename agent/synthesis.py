@@ -62,7 +62,7 @@ def copied_from(text: str, evidence: list[Evidence], cited: Sequence[Evidence] =
     if len(words) < 4:
         return None
     best, best_share = None, 0.0
-    clause, clause_share = None, 0.0
+    clause, clause_rank = None, (False, 0.0)
     own = {(e.pmid, e.sentence_index) for e in cited}
     for item in evidence:
         other = set(_words(item.span.text))
@@ -72,9 +72,9 @@ def copied_from(text: str, evidence: list[Evidence], cited: Sequence[Evidence] =
         share = min(shared / len(words), shared / len(other))
         if share >= _COPY_SHARE and share > best_share:
             best, best_share = item, share
-        inside = shared / len(words) + ((item.pmid, item.sentence_index) in own)  # own quotes first
-        if len(words) >= _CLAUSE_MIN_TERMS and shared / len(words) >= _CLAUSE_SHARE and inside > clause_share:
-            clause, clause_share = item, inside
+        inside = ((item.pmid, item.sentence_index) in own, shared / len(words))  # own quotes first
+        if len(words) >= _CLAUSE_MIN_TERMS and inside[1] >= _CLAUSE_SHARE and inside > clause_rank:
+            clause, clause_rank = item, inside
     return best or clause
 
 
@@ -138,12 +138,17 @@ def single_study_frame(sentence: AnswerSentence) -> str | None:
     state (dropped), None when it has neither."""
     if len({c.pmid for c in sentence.citations}) >= 2:
         return None
-    if framed := _CONSENSUS.match(sentence.text):
-        return _sentence_case(sentence.text[framed.end() :])
-    if _CONFLICT.search(sentence.text):
+    return _unframed(sentence.text)
+
+
+def _unframed(text: str) -> str | None:
+    """`text` without its frame of agreement between studies, "" for a conflict, None when it has no frame."""
+    if framed := _CONSENSUS.match(text):
+        return _sentence_case(text[framed.end() :])
+    if _CONFLICT.search(text):
         return ""
-    if plural := _PLURAL_PAST.match(sentence.text):
-        return "The study " + sentence.text[plural.end() :]
+    if plural := _PLURAL_PAST.match(text):
+        return "The study " + text[plural.end() :]
     return None
 
 
@@ -257,7 +262,7 @@ def polish(
 
 
 def _frames(text: str) -> bool:
-    return bool(_CONSENSUS.match(text) or _CONFLICT.search(text) or _PLURAL_PAST.match(text))
+    return _unframed(text) is not None
 
 
 def _without_one_study_frame(sentence: AnswerSentence, counts: dict[str, int]) -> AnswerSentence | None:

@@ -47,7 +47,7 @@ from biocite.agent.evidence import VectorCache, content_terms  # noqa: E402
 from biocite.agent.findings import load_findings  # noqa: E402
 from biocite.index.build import open_index  # noqa: E402
 from biocite.pubmedqa import load_questions, read_items, split_questions  # noqa: E402
-from biocite.sentences import is_metadata, section_label  # noqa: E402
+from biocite.sentences import is_metadata_sentence  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 from biocite.support import SupportModel  # noqa: E402
 
@@ -131,7 +131,7 @@ def reading_rows(
         if not sentences:
             continue
         question = items[pmid].question
-        kept = [s for s in sentences if not is_metadata(s.text, section_label(doc, s.start))]
+        kept = [s for s in sentences if not is_metadata_sentence(doc, s)]
         if side:
             kept = [s for s in kept if not _about_side_effects_only(question, s.text)] or kept
         order, weights = V.top_evidence(findings.score(question, kept, [len(kept)] * len(kept), cache))

@@ -269,8 +269,14 @@ Names = tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]
 @lru_cache(maxsize=1)
 def _stemmed_pairs() -> dict[frozenset[str], tuple[frozenset[str], ...]]:
     """Stems of each name -> stems of each of its other names (every table, both ways)."""
-    pairs = DRUGS + CONDITIONS + LAY_NAMES + PEOPLE
-    return _pairs_by_name((frozenset(_stemmed(a).split()), frozenset(_stemmed(b).split())) for a, b in pairs)
+    return _pairs_by_name(
+        (frozenset(_stemmed(a).split()), frozenset(_stemmed(b).split())) for a, b in _every_pair()
+    )
+
+
+def _every_pair() -> list[tuple[str, str]]:
+    """The pairs of every table: drugs, conditions, lay names, groups of people."""
+    return DRUGS + CONDITIONS + LAY_NAMES + PEOPLE
 
 
 @lru_cache(maxsize=256)
@@ -291,7 +297,7 @@ def named_otherwise(names: Names, text_terms: set[str]) -> set[str]:
 
 @lru_cache(maxsize=1)
 def _one_word_names() -> frozenset[str]:
-    names = {n for pair in DRUGS + CONDITIONS + LAY_NAMES + PEOPLE for n in pair}
+    names = {n for pair in _every_pair() for n in pair}
     stems = [tokenize(n, stem=True) for n in names]
     return frozenset(s[0] for s in stems if len(s) == 1)
 

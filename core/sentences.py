@@ -255,3 +255,8 @@ def inline_sections(abstract: str) -> list[Section]:
 def section_label(doc: Document, start: int) -> str | None:
     """The label of the section of `doc` that holds the character offset `start` of its abstract, if any."""
     return next((s.label for s in doc.sections if s.start <= start < s.end), None)
+
+
+def is_metadata_sentence(doc: Document, sentence: Sentence) -> bool:
+    """Whether one of `doc`'s sentences is metadata, by its own words or the label of the section it sits in."""
+    return is_metadata(sentence.text, section_label(doc, sentence.start))
