@@ -71,6 +71,17 @@ HBA1C = "Metformin reduced HbA1c levels in patients with type 2 diabetes by 1.2%
             "terbutaline.",
             "opposite direction",
         ),
+        (  # a move compared with something, reversed by a "than" comparison (the README demo's abstract)
+            "As-needed budesonide-formoterol increased severe exacerbations compared with terbutaline.",
+            "Exacerbation rates with the two budesonide-containing regimens were similar and were lower than the "
+            "rate with terbutaline.",
+            "swapped comparison",
+        ),
+        (
+            "Budesonide-formoterol reduced exacerbations versus budesonide maintenance.",
+            "The rate of exacerbations was higher with budesonide-formoterol than with budesonide maintenance.",
+            "swapped comparison",
+        ),
         (  # what moved comes before an intransitive verb
             "Serum ferritin decreased in the treated group.",
             "Serum ferritin increased in the treated group over 12 weeks.",
@@ -126,6 +137,15 @@ def test_a_reversed_claim_is_caught(claim: str, sentence: str, kind: str) -> Non
         (
             "Hydrocortisone did not reduce mortality at 90 days.",
             ["Mortality at 90 days was similar in both arms."],
+        ),
+        # a move compared with something, said as a "than" comparison the same way round, or of something else
+        (
+            "As-needed budesonide-formoterol reduced severe exacerbations compared with terbutaline.",
+            ["Exacerbation rates with budesonide-formoterol were lower than the rate with terbutaline."],
+        ),
+        (
+            "As-needed budesonide-formoterol reduced severe exacerbations compared with terbutaline.",
+            ["Costs with budesonide-formoterol were higher than the costs with terbutaline."],
         ),
         # "lower limb" is a place
         ("Higher limb pain was reported.", ["Lower limb pain was reported by 12 patients."]),
