@@ -144,13 +144,14 @@ class _Comparison:
     right: set[str]
 
 
-def _side(s: _Sentence, indices: range) -> set[str]:
+def _side(s: _Sentence, indices: range, with_parts: bool = False) -> set[str]:
+    """Content stems of the words at `indices` (and of hyphenated parts, `with_parts`), up to a clause boundary."""
     out: set[str] = set()
     for i in indices:
         if s.words[i] in _BOUNDARY:
             break
         if _is_content(s.words[i]) and s.words[i] not in _DIRECTION:
-            out.add(s.stems[i])
+            out.update(s.terms(i) if with_parts else {s.stems[i]})
     return out
 
 
@@ -207,17 +208,6 @@ class _ComparedMove:
     moved: set[str]  # what moved ("severe exacerbations")
 
 
-def _terms_of(s: _Sentence, indices: range) -> set[str]:
-    """Content terms of the words at `indices`, hyphenated parts too, up to a clause boundary."""
-    out: set[str] = set()
-    for j in indices:
-        if s.words[j] in _BOUNDARY:
-            break
-        if _is_content(s.words[j]) and s.words[j] not in _DIRECTION:
-            out.update(s.terms(j))
-    return out
-
-
 def _compared_moves(s: _Sentence) -> list[_ComparedMove]:
     """Each "A <direction word> Y compared with / versus C" of the sentence."""
     out = []
@@ -231,21 +221,21 @@ def _compared_moves(s: _Sentence) -> list[_ComparedMove]:
             if marker is None:
                 continue
             axis, sign = _DIRECTION[word]
-            subject = _terms_of(s, range(i - 1, max(i - 1 - _SIDE, -1), -1))
-            comparator = _terms_of(s, range(k + len(marker), min(k + len(marker) + _SIDE, len(s.words))))
-            out.append(_ComparedMove(axis, sign, subject, comparator, _terms_of(s, range(i + 1, k))))
+            subject = _side(s, range(i - 1, max(i - 1 - _SIDE, -1), -1), with_parts=True)
+            comparator = _side(s, range(k + len(marker), min(k + len(marker) + _SIDE, len(s.words))), True)
+            out.append(_ComparedMove(axis, sign, subject, comparator, _side(s, range(i + 1, k), True)))
             break
     return out
 
 
-def _compare_move(claim: _Sentence, sentence: _Sentence) -> int:
-    """+1 a "than" comparison of the sentence says what the claim's compared move says, -1 the reverse, 0
+def _compare_move(claim: list[_ComparedMove], sentence: _Sentence) -> int:
+    """+1 a "than" comparison of the sentence says what one of the claim's compared moves says, -1 the reverse, 0
     neither: the claim's subject on one side, its comparator on the other, what moved in the sentence."""
-    if claim.negated or sentence.negated:
+    if not claim or sentence.negated:
         return 0
     terms = {t for j in range(len(sentence.words)) for t in sentence.terms(j)}
     verdicts = set()
-    for c in _compared_moves(claim):
+    for c in claim:
         if not c.moved & terms:
             continue
         for e in _comparisons(sentence):
@@ -410,9 +400,10 @@ def reversal(claim: str, sentences: Sequence[str]) -> Reversal | None:
     restated = [False] * len(moves)
     reversed_at: list[int | None] = [None] * len(moves)
     swapped_at: int | None = None
+    compared_moves = [] if c.negated else _compared_moves(c)  # read once for the whole passage
     for i, text in enumerate(sentences):
         s = _Sentence.of(text)
-        compared = _compare(c, s) or _compare_move(c, s)
+        compared = _compare(c, s) or _compare_move(compared_moves, s)
         if compared > 0:
             return None
         if compared < 0 and swapped_at is None:
