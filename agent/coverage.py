@@ -87,6 +87,7 @@ from functools import cached_property, lru_cache
 from typing import Literal
 
 from biocite import other_names
+from biocite.agent import designators
 from biocite.other_names import shadowed
 from biocite.populations import AXES, mentions_animals, studied_in_animals
 from biocite.records import Document, Evidence
@@ -658,7 +659,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
     for_chunks: set[int] = set()  # the chunks after "for": settings only when they name a disease or people
     subject_seen = False
     opening = True  # the word opens the question or a sentence of it
-    words_in_order = _question_words(question)
+    words_in_order = designators.merge(_question_words(question))  # "type 2", "stage III": one token
     for i, word in enumerate(words_in_order):
         if word in SENTENCE_STOPS:
             opening = True
@@ -732,6 +733,8 @@ def key_concepts(
     for chunk, role in _chunks(question):
         words = [w for part in chunk for w in part.split()]
         concept = _concept(chunk, words, df, max_df_share, defined)
+        if concept is not None and role and all(designators.of_token(t) for t in concept.terms):
+            concept.role = role  # "in | type 1 diabetes" is the setting; its designator made it specific
         if concept is None and role and bars[role] > 0:
             concept = _concept(chunk, words, df, bars[role], defined)
             if concept is not None:
@@ -910,7 +913,21 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
     has_key = _has_form(concept, key, terms) or bool(read_as(concept, terms)) or _spelt_out(concept, terms)
     if concept.outcome:  # "muscle pain" is covered neither by "abdominal pain" nor by "muscle fibres"
         return has_key and all(_has_form(concept, t, terms) for t in concept.terms[1:])
+    # "type 2" says which diabetes; the disease itself is still asked
+    if has_key and " " in key and designators.of_token(key):
+        noun = _designated_noun(concept, key)
+        return noun is None or _has_form(concept, noun, terms)
     return has_key
+
+
+def _designated_noun(concept: Concept, designator: str) -> str | None:
+    """The stem of the word a designator classifies: the one after it ("diabet" of "type 2 diabetes"), else
+    the one before ("von Willebrand disease type 2"); None for a designator alone ("phase I")."""
+    words, n = concept.text.casefold().split(), len(designator.split())
+    at = next((i for i in range(len(words) - n + 1) if " ".join(words[i : i + n]) == designator), None)
+    if at is None or len(words) == n:
+        return None
+    return _stem(words[at + n] if at + n < len(words) else words[at - 1])
 
 
 def _has_form(concept: Concept, term: str, terms: DocumentTerms) -> bool:
@@ -976,6 +993,8 @@ def _has_term(term: str, terms: DocumentTerms, synonyms: bool = True) -> bool:
     """A stem among the abstract's stems (either spelling, or with `synonyms` its other name: "hepat" /
     "liver", "older" / "elderly"), or a compound ("vitamin d") as a phrase of its words."""
     if " " in term:  # as written, or its words' stems ("grades C" is covered by "grade C")
+        if asked := designators.of_token(term):  # "type 2": "type II", "T2DM", "types 1 and 2" ...
+            return designators.covered(asked, terms.text)
         words = re.findall(r"[a-z0-9]+", term)
         phrase = " ".join(words)
         return (

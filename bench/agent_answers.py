@@ -27,7 +27,7 @@ Prints, per mode:
   of its answer);
 - median seconds per answer; the demo question's answer.
 
-    python bench/agent_answers.py [--n 200] [--modes extractive,generate] [--gen-n 20] [--skip 0] [--set k=v]
+    python bench/agent_answers.py [--n 200] [--modes extractive,generate] [--gen-n 20] [--skip 0] [--split train] [--set k=v]
                                   [--out f] [--records-out f]
 """
 
@@ -49,6 +49,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np  # noqa: E402
 from agent_concepts import OUT as OUTCOMES  # noqa: E402
 from agent_concepts import Corpus  # noqa: E402
+from make_unanswerable_designators import still_unanswerable  # noqa: E402
 
 from biocite.agent.coverage import DocumentTerms, covers, key_concepts, uncited_concepts  # noqa: E402
 from biocite.agent.findings import overlaps_long_answer  # noqa: E402
@@ -63,8 +64,8 @@ from biocite.sentences import section_label  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 HERE = Path(__file__).parent
-SETTINGS, SUBJECTS, PARTIAL = (
-    HERE / f"agent_unanswerable_{p}.json" for p in ("settings", "subjects", "partial_outcomes")
+SETTINGS, SUBJECTS, PARTIAL, DESIGNATORS = (
+    HERE / f"agent_unanswerable_{p}.json" for p in ("settings", "subjects", "partial_outcomes", "designators")
 )
 DEMO = "Does as-needed budesonide-formoterol reduce severe exacerbations in mild asthma?"
 _STATISTIC = re.compile(
@@ -112,6 +113,13 @@ def unanswerable(agent: Agent) -> list[tuple[str, str]]:
                 )
             else:
                 out.append((path.stem, item["question"]))
+    for item in json.loads(DESIGNATORS.read_text())["questions"]:
+        if still_unanswerable(corpus, item, four):
+            out.append((DESIGNATORS.stem, item["question"]))
+        else:
+            print(
+                f"  skipped (an abstract on the other concepts names {item['swapped']!r}): {item['question']}"
+            )
     return out
 
 
@@ -271,12 +279,19 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200, help="held-out questions (extractive)")
     parser.add_argument("--gen-n", type=int, default=20, help="held-out questions in generate mode")
     parser.add_argument("--skip", type=int, default=0, help="start after this many held-out questions")
+    parser.add_argument(
+        "--split",
+        choices=("held_out", "train"),
+        default="held_out",
+        help="answer the TRAIN questions instead (to study failures without looking at the held-out ones)",
+    )
     parser.add_argument("--unanswerable-n", type=int, default=200)
     parser.add_argument("--gen-unanswerable-n", type=int, default=20)
     parser.add_argument(
         "--unanswerable-sets",
         default="agent_unanswerable,agent_unanswerable_swapped,agent_unanswerable_outcomes,"
-        "agent_unanswerable_settings,agent_unanswerable_subjects,agent_unanswerable_partial_outcomes",
+        "agent_unanswerable_settings,agent_unanswerable_subjects,agent_unanswerable_partial_outcomes,"
+        "agent_unanswerable_designators",
         help="which unanswerable sets, in this order",
     )
     parser.add_argument("--modes", default="extractive,generate")
@@ -296,7 +311,8 @@ def main() -> None:
     print(f"load + warm-up (models trained if missing): {time.perf_counter() - start:.1f} s")
     print(f"overrides: {args.overrides}; load average {os.getloadavg()[0]:.2f}")
     gold = {item.pmid: item.final_decision for item in read_items()}
-    _, held_out = split_questions(load_questions())
+    train, held_out = split_questions(load_questions())
+    asked = train if args.split == "train" else held_out
     sets = args.unanswerable_sets.split(",")
     unanswerable_questions = sorted(
         (item for item in unanswerable(agent) if item[0] in sets), key=lambda item: sets.index(item[0])
@@ -304,7 +320,7 @@ def main() -> None:
     summary: dict = {"overrides": args.overrides, "figures": {}, "records": {}}
     for mode in modes:
         n = args.n if mode == "extractive" else args.gen_n
-        items = [(q.pmid, q.question) for q in held_out[args.skip : args.skip + n]]
+        items = [(q.pmid, q.question) for q in asked[args.skip : args.skip + n]]
         figures, results = evaluate(agent, mode, items, gold)
         k = args.unanswerable_n if mode == "extractive" else args.gen_unanswerable_n
         # the 10 written questions first, then the swapped entities, then the swapped outcomes
