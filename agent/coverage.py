@@ -74,6 +74,11 @@ British and American spellings of a term cover each other ("oesophageal" / "esop
 abstracts in both, and the rarest-term rule would otherwise drop an abstract on the asked disease for its
 spelling. The mapping (`american_spelling`) merges 129 groups of the embedded corpus's terms, every one a
 British/American pair (bench/agent_concepts.py prints them).
+
+What distinguishes one condition from its neighbour is asked too, although the rarest-term rule would not ask
+for it: a designator ("type 1 diabetes", "stage III": `designators`) must be named as such, and a qualified
+word ("acute kidney injury") is not covered by an abstract that writes it only with the opposite qualifier
+("chronic kidney disease": `opposites`); a chunk with such a qualifier is a concept of its own.
 """
 
 from __future__ import annotations
@@ -87,7 +92,7 @@ from functools import cached_property, lru_cache
 from typing import Literal
 
 from biocite import other_names
-from biocite.agent import designators
+from biocite.agent import designators, opposites
 from biocite.other_names import shadowed
 from biocite.populations import AXES, mentions_animals, studied_in_animals
 from biocite.records import Document, Evidence
@@ -739,12 +744,25 @@ def key_concepts(
             concept = _concept(chunk, words, df, bars[role], defined)
             if concept is not None:
                 concept.role = role
+        if concept is None and opposites.qualified(words):  # "chronic renal failure": acute is another one
+            concept = _qualified_concept(chunk, words, df, defined)
         if concept is not None:
             concepts.append(concept)
     taken = {w.casefold() for c in concepts for w in c.words}
     for concept in concepts:
         concept.shown = _shown(question, concept.text, taken)
     return concepts
+
+
+def _qualified_concept(
+    chunk: list[str], words: list[str], df: DocumentFrequencies, defined: dict[str, str]
+) -> Concept | None:
+    """A chunk with an opposite qualifier and no rare term as a concept of all its terms but the qualifiers:
+    the abstract must name the condition ("renal failure") and not only its opposite (`opposites`)."""
+    concept = _concept(chunk, words, df, 1.0, defined)
+    if concept is not None:
+        concept.terms = [t for t in concept.terms if t not in opposites.OPPOSITES] or concept.terms
+    return concept
 
 
 # Generic nouns of a population: they end a chunk (no term of theirs is specific), but "not covered: older"
@@ -911,13 +929,22 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
         return True
     key = concept.terms[0]
     has_key = _has_form(concept, key, terms) or bool(read_as(concept, terms)) or _spelt_out(concept, terms)
+    if not has_key or _named_with_the_opposite(concept, terms):  # "chronic kidney" for "acute kidney injury"
+        return False
     if concept.outcome:  # "muscle pain" is covered neither by "abdominal pain" nor by "muscle fibres"
-        return has_key and all(_has_form(concept, t, terms) for t in concept.terms[1:])
-    # "type 2" says which diabetes; the disease itself is still asked
-    if has_key and " " in key and designators.of_token(key):
+        return all(_has_form(concept, t, terms) for t in concept.terms[1:])
+    if " " in key and designators.of_token(key):  # "type 2" says which diabetes; the disease is still asked
         noun = _designated_noun(concept, key)
         return noun is None or _has_form(concept, noun, terms)
-    return has_key
+    return True
+
+
+def _named_with_the_opposite(concept: Concept, terms: DocumentTerms) -> bool:
+    """Whether the abstract names a qualified word of the concept only with the opposite qualifier."""
+    return (
+        opposites.qualified(concept.words)
+        and opposites.named_instead(concept.words, terms.stem_flat) is not None
+    )
 
 
 def _designated_noun(concept: Concept, designator: str) -> str | None:

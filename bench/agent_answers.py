@@ -49,7 +49,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np  # noqa: E402
 from agent_concepts import OUT as OUTCOMES  # noqa: E402
 from agent_concepts import Corpus  # noqa: E402
-from make_unanswerable_designators import still_unanswerable  # noqa: E402
+from make_unanswerable_designators import still_unanswerable as designation_unanswerable  # noqa: E402
+from make_unanswerable_opposites import still_unanswerable as opposite_unanswerable  # noqa: E402
 
 from biocite.agent.coverage import DocumentTerms, covers, key_concepts, uncited_concepts  # noqa: E402
 from biocite.agent.findings import overlaps_long_answer  # noqa: E402
@@ -64,8 +65,9 @@ from biocite.sentences import section_label  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 HERE = Path(__file__).parent
-SETTINGS, SUBJECTS, PARTIAL, DESIGNATORS = (
-    HERE / f"agent_unanswerable_{p}.json" for p in ("settings", "subjects", "partial_outcomes", "designators")
+SETTINGS, SUBJECTS, PARTIAL, DESIGNATORS, OPPOSITES = (
+    HERE / f"agent_unanswerable_{p}.json"
+    for p in ("settings", "subjects", "partial_outcomes", "designators", "opposites")
 )
 DEMO = "Does as-needed budesonide-formoterol reduce severe exacerbations in mild asthma?"
 _STATISTIC = re.compile(
@@ -113,13 +115,14 @@ def unanswerable(agent: Agent) -> list[tuple[str, str]]:
                 )
             else:
                 out.append((path.stem, item["question"]))
-    for item in json.loads(DESIGNATORS.read_text())["questions"]:
-        if still_unanswerable(corpus, item, four):
-            out.append((DESIGNATORS.stem, item["question"]))
-        else:
-            print(
-                f"  skipped (an abstract on the other concepts names {item['swapped']!r}): {item['question']}"
-            )
+    for path, recheck in ((DESIGNATORS, designation_unanswerable), (OPPOSITES, opposite_unanswerable)):
+        for item in json.loads(path.read_text())["questions"]:
+            if recheck(corpus, item, four):
+                out.append((path.stem, item["question"]))
+            else:
+                print(
+                    f"  skipped (an abstract on the other concepts names {item['swapped']!r}): {item['question']}"
+                )
     return out
 
 
@@ -291,7 +294,7 @@ def main() -> None:
         "--unanswerable-sets",
         default="agent_unanswerable,agent_unanswerable_swapped,agent_unanswerable_outcomes,"
         "agent_unanswerable_settings,agent_unanswerable_subjects,agent_unanswerable_partial_outcomes,"
-        "agent_unanswerable_designators",
+        "agent_unanswerable_designators,agent_unanswerable_opposites",
         help="which unanswerable sets, in this order",
     )
     parser.add_argument("--modes", default="extractive,generate")

@@ -1,4 +1,5 @@
-"""Designators in entity coverage (agent/designators.py): type 1 is not type 2, stage II is not stage III."""
+"""What tells a condition from its neighbour in entity coverage: designators (agent/designators.py: type 1 is
+not type 2, stage II is not stage III) and opposite qualifiers (agent/opposites.py: acute is not chronic)."""
 
 from __future__ import annotations
 
@@ -97,3 +98,34 @@ def test_the_agent_says_type_1_diabetes_is_not_covered_by_type_2_trials() -> Non
     assert answer.verdict == "insufficient"
     type_2 = agent.ask("Does metformin reduce mortality in type 2 diabetes?", mode="extractive")
     assert not type_2.abstained and not type_2.not_covered
+
+
+# --- opposite qualifiers (agent/opposites.py) ---------------------------------------------------------------
+
+
+def test_acute_kidney_injury_is_not_covered_by_an_abstract_on_chronic_kidney_disease() -> None:
+    df = _df("acute kidney injury", "chronic kidney disease", "acute pancreatitis", "chronic pancreatitis")
+    aki = next(
+        c
+        for c in key_concepts("Is NIV useful in acute kidney injury?", df, 0.03, 0.5, 0.5)
+        if "acute" in c.text
+    )
+    assert not covers(aki, _doc("Chronic kidney disease progressed in 300 patients."))
+    assert covers(
+        aki, _doc("Acute kidney injury occurred in 30 of 300 patients with chronic kidney disease.")
+    )
+    assert covers(aki, _doc("Acute renal failure occurred in 30 patients."))  # its other name
+    pancreatitis = key_concepts("Does octreotide help in acute pancreatitis?", df, 0.03, 0.5, 0.5)[-1]
+    assert not covers(pancreatitis, _doc("Octreotide relieved pain in chronic pancreatitis."))
+    assert covers(pancreatitis, _doc("Octreotide in acute and chronic pancreatitis."))  # both named
+
+
+def test_a_qualified_chunk_is_a_concept_although_no_term_is_rare() -> None:
+    """ "Chronic renal failure during desferrioxamine" had no concept for "chronic renal failure" (no rare
+    term, no role), so an abstract on acute renal failure answered it."""
+    df = _df(*["renal failure acute chronic"] * 30, "desferrioxamine", n_other=20)
+    concepts = key_concepts("Does desferrioxamine cause chronic renal failure?", df, 0.03)
+    (renal,) = [c for c in concepts if "renal" in c.text]
+    assert not covers(renal, _doc("Desferrioxamine caused acute renal failure in 3 patients."))
+    assert covers(renal, _doc("Desferrioxamine and chronic renal failure."))
+    assert covers(renal, _doc("Renal failure after desferrioxamine."))  # the qualifier is not asked for
