@@ -57,15 +57,11 @@ def main() -> None:
     )
     parser.add_argument("--n", type=int, default=40)
     args = parser.parse_args()
-    settings = load_settings(None, [])
-    config = settings.agent
-    corpus = Corpus(open_retriever(settings).documents)  # type: ignore[arg-type]
-    bars = (config.max_concept_df, config.max_outcome_df, config.max_setting_df, config.max_subject_df)
+    corpus, bars = indexed_corpus()
     out = []
-    for pmid in sorted(corpus.docs, key=int):
-        title = corpus.docs[pmid].title.strip().rstrip(".")
+    for pmid, title in titles(corpus):
         tokens = [t for t in merge(re.findall(r"[\w'-]+|[^\w\s]", title)) if of_token(t)]
-        if not title or not tokens or len(of_token(tokens[0])) != 1:
+        if not tokens or len(of_token(tokens[0])) != 1:
             continue
         token = tokens[0]
         classifier, (kind, value) = token.split()[0], of_token(token)[0]
@@ -101,6 +97,25 @@ def main() -> None:
     )
     OUT.write_text(json.dumps({"about": about, "questions": out}, indent=1) + "\n")
     print(f"{len(out)} questions written to {OUT}")
+
+
+def indexed_corpus() -> tuple[Corpus, tuple[float, ...]]:
+    """The index's abstracts (as the concept benches read them) and the agent's four concept bars."""
+    settings = load_settings(None, [])
+    config = settings.agent
+    corpus = Corpus(open_retriever(settings).documents)  # type: ignore[arg-type]
+    return corpus, (
+        config.max_concept_df,
+        config.max_outcome_df,
+        config.max_setting_df,
+        config.max_subject_df,
+    )
+
+
+def titles(corpus: Corpus) -> list[tuple[str, str]]:
+    """(PMID, title without its final period) of every indexed abstract that has a title, in PMID order."""
+    named = ((pmid, corpus.docs[pmid].title.strip().rstrip(".")) for pmid in sorted(corpus.docs, key=int))
+    return [(pmid, title) for pmid, title in named if title]
 
 
 def covering_others(corpus: Corpus, question: str, token: str, bars: tuple[float, ...]) -> list[str]:

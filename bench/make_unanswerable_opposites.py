@@ -23,11 +23,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).parent))
 
 from agent_concepts import Corpus  # noqa: E402
-from make_unanswerable_designators import covering_others  # noqa: E402
+from make_unanswerable_designators import covering_others, indexed_corpus, titles  # noqa: E402
 
 from biocite.agent.opposites import PAIRS  # noqa: E402
-from biocite.index.hybrid import open_retriever  # noqa: E402
-from biocite.settings import load_settings  # noqa: E402
 from biocite.tokenize import STOPWORDS  # noqa: E402
 
 OUT = Path(__file__).with_name("agent_unanswerable_opposites.json")
@@ -54,15 +52,11 @@ def main() -> None:
     )
     parser.add_argument("--n", type=int, default=40)
     args = parser.parse_args()
-    settings = load_settings(None, [])
-    config = settings.agent
-    corpus = Corpus(open_retriever(settings).documents)  # type: ignore[arg-type]
-    bars = (config.max_concept_df, config.max_outcome_df, config.max_setting_df, config.max_subject_df)
+    corpus, bars = indexed_corpus()
     out = []
-    for pmid in sorted(corpus.docs, key=int):
-        title = corpus.docs[pmid].title.strip().rstrip(".")
+    for pmid, title in titles(corpus):
         m = _QUALIFIED.search(title)
-        if not title or m is None:
+        if m is None:
             continue
         qualifier, word = m.group(1), m.group(2)
         if word.casefold() in STOPWORDS:  # "secondary to": no qualified word
