@@ -4,8 +4,8 @@ A classifying noun and the number, roman numeral or capital letter after it name
 condition: "type 1 diabetes", "stage III colon cancer", "grade IV glioma", "phase I trials", "type A
 dissection", "class II obesity", "group B streptococcus". Coverage read the noun and the disease alone, so
 a question on type 1 diabetes was covered by type 2 trials and one on stage III cancer by stage II results:
-the substitution issue 12 forbids. Here a question's designator is one token ("type 2"), and an abstract covers it only
-when it names the same designation:
+the substitution issue 12 forbids. Here a question's designator is one token ("type 2"), and an abstract
+covers it only when it names the same designation:
 
 - roman and arabic numerals are one ("type II" is "type 2"); hyphens and plurals do not matter ("type-2",
   "stages II and III", "stage II/III": each of them);
