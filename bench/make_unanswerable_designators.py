@@ -19,6 +19,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -51,52 +52,70 @@ def names(text: str, classifier: str, value: str) -> bool:
                           rf"(?:{forms})[a-c]?\b", text, re.IGNORECASE))  # fmt: skip
 
 
-def main() -> None:
+def designation_swap(corpus: Corpus, bars: tuple[float, ...], question: str) -> dict | None:
+    """The question with its first designation changed to a value no abstract covering its other concepts
+    names (an item of the set), or None."""
+    tokens = [t for t in merge(re.findall(r"[\w'-]+|[^\w\s]", question)) if of_token(t)]
+    if not tokens or len(of_token(tokens[0])) != 1:
+        return None
+    token = tokens[0]
+    classifier, (kind, value) = token.split()[0], of_token(token)[0]
+    covering = covering_others(corpus, question, token, bars)
+    pool = ["a", "b", "c", "d"] if value.isalpha() else ["1", "2", "3", "4"]
+    new = next(
+        (v for v in pool if v != value.rstrip("abc") and not any(names(x, kind, v) for x in covering)),
+        None,
+    )
+    if not covering or new is None:
+        return None
+    roman = not token.split()[1][0].isdigit()
+    written = new.upper() if new.isalpha() else (ROMAN[int(new)] if roman else new)
+    swapped_token = f"{classifier} {written}"
+    swapped = re.sub(
+        rf"\b{re.escape(classifier)}[\s-]+{re.escape(token.split()[1])}\b",
+        swapped_token,
+        question,
+        count=1,
+    )
+    if swapped == question:
+        return None
+    return {"question": swapped, "designation": token, "swapped": swapped_token}
+
+
+Swap = Callable[[Corpus, tuple[float, ...], str], "dict | None"]
+
+
+def build(description: str, out: Path, about: str, swap: Swap) -> None:
+    """The set builders' one driver: every indexed title asked as "What is known about <title>?", in PMID
+    order; `swap` makes it unanswerable (an item: the question and what was swapped) or returns None; the
+    first --n items are written to `out` with the PMID of their title."""
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--n", type=int, default=40)
     args = parser.parse_args()
     corpus, bars = indexed_corpus()
-    out = []
+    items = []
     for pmid, title in titles(corpus):
-        tokens = [t for t in merge(re.findall(r"[\w'-]+|[^\w\s]", title)) if of_token(t)]
-        if not tokens or len(of_token(tokens[0])) != 1:
+        item = swap(corpus, bars, f"What is known about {title}?")
+        if item is None:
             continue
-        token = tokens[0]
-        classifier, (kind, value) = token.split()[0], of_token(token)[0]
-        question = f"What is known about {title}?"
-        covering = covering_others(corpus, question, token, bars)
-        pool = ["a", "b", "c", "d"] if value.isalpha() else ["1", "2", "3", "4"]
-        new = next(
-            (v for v in pool if v != value.rstrip("abc") and not any(names(x, kind, v) for x in covering)),
-            None,
-        )
-        if not covering or new is None:
-            continue
-        roman = not token.split()[1][0].isdigit()
-        written = new.upper() if new.isalpha() else (ROMAN[int(new)] if roman else new)
-        swapped_token = f"{classifier} {written}"
-        swapped = re.sub(
-            rf"\b{re.escape(classifier)}[\s-]+{re.escape(token.split()[1])}\b",
-            swapped_token,
-            question,
-            count=1,
-        )
-        if swapped == question:
-            continue
-        out.append({"question": swapped, "from_pmid": pmid, "designation": token, "swapped": swapped_token})
-        print(f"{pmid}: {token!r} -> {swapped_token!r}  {swapped[:100]}")
-        if len(out) >= args.n:
+        question = item.pop("question")
+        items.append({"question": question, "from_pmid": pmid, **item})
+        before, after = item.values()
+        print(f"{pmid}: {before!r} -> {after!r}  {question[:100]}")
+        if len(items) >= args.n:
             break
-    about = (
-        "Questions 'What is known about <title>?' from the titles of indexed abstracts (none of them a PubMedQA "
-        "question) with their first designation (type/stage/grade/phase/class ... and a number, roman numeral "
-        "or letter) changed to a value that no abstract covering the question's other concepts names (a plain "
-        "regular expression, roman and arabic; bench/make_unanswerable_designators.py)."
-    )
-    OUT.write_text(json.dumps({"about": about, "questions": out}, indent=1) + "\n")
-    print(f"{len(out)} questions written to {OUT}")
+    out.write_text(json.dumps({"about": about, "questions": items}, indent=1) + "\n")
+    print(f"{len(items)} questions written to {out}")
+
+
+ABOUT = (
+    "Questions 'What is known about <title>?' from the titles of indexed abstracts (none of them a PubMedQA "
+    "question) with their first designation (type/stage/grade/phase/class ... and a number, roman numeral "
+    "or letter) changed to a value that no abstract covering the question's other concepts names (a plain "
+    "regular expression, roman and arabic; bench/make_unanswerable_designators.py)."
+)
 
 
 def indexed_corpus() -> tuple[Corpus, tuple[float, ...]]:
@@ -138,4 +157,4 @@ def still_unanswerable(corpus: Corpus, item: dict, bars: tuple[float, ...]) -> b
 
 
 if __name__ == "__main__":
-    main()
+    build(__doc__ or "", OUT, ABOUT, designation_swap)

@@ -12,8 +12,6 @@ hyphen or space between, not the opposites module).
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
 import sys
@@ -23,7 +21,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).parent))
 
 from agent_concepts import Corpus  # noqa: E402
-from make_unanswerable_designators import covering_others, indexed_corpus, titles  # noqa: E402
+from make_unanswerable_designators import build, covering_others  # noqa: E402
 
 from biocite.agent.opposites import PAIRS  # noqa: E402
 from biocite.tokenize import STOPWORDS  # noqa: E402
@@ -46,45 +44,31 @@ def still_unanswerable(corpus: Corpus, item: dict, bars: tuple[float, ...]) -> b
     return bool(covering) and not any(writes(x, qualifier, word) for x in covering)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--n", type=int, default=40)
-    args = parser.parse_args()
-    corpus, bars = indexed_corpus()
-    out = []
-    for pmid, title in titles(corpus):
-        m = _QUALIFIED.search(title)
-        if m is None:
-            continue
-        qualifier, word = m.group(1), m.group(2)
-        if word.casefold() in STOPWORDS:  # "secondary to": no qualified word
-            continue
-        opposite = OPPOSITE[qualifier.casefold()]
-        opposite = opposite.capitalize() if qualifier[0].isupper() else opposite
-        question = f"What is known about {title}?"
-        covering = covering_others(corpus, question, f"{qualifier} {word}", bars)
-        if not covering or any(writes(x, opposite, word) for x in covering):
-            continue
-        swapped = (
-            question[: m.start() + 20] + opposite + question[m.end(1) + 20 :]
-        )  # 20: "What is known about "
-        item = {"question": swapped, "from_pmid": pmid, "qualified": f"{qualifier} {word}",
-                "swapped": f"{opposite} {word}"}  # fmt: skip
-        out.append(item)
-        print(f"{pmid}: {item['qualified']!r} -> {item['swapped']!r}  {swapped[:100]}")
-        if len(out) >= args.n:
-            break
-    about = (
-        "Questions 'What is known about <title>?' from the titles of indexed abstracts (none of them a PubMedQA "
-        "question) with their first qualifier (acute/chronic, left/right, upper/lower, primary/secondary, ...) "
-        "turned into its opposite where no abstract covering the question's other concepts writes the opposite "
-        "before the same word (a plain regular expression; bench/make_unanswerable_opposites.py)."
-    )
-    OUT.write_text(json.dumps({"about": about, "questions": out}, indent=1) + "\n")
-    print(f"{len(out)} questions written to {OUT}")
+def opposite_swap(corpus: Corpus, bars: tuple[float, ...], question: str) -> dict | None:
+    """The question with its first qualifier turned into its opposite where no abstract covering its other
+    concepts writes the opposite before the same word (an item of the set), or None."""
+    m = _QUALIFIED.search(question)
+    if m is None:
+        return None
+    qualifier, word = m.group(1), m.group(2)
+    if word.casefold() in STOPWORDS:  # "secondary to": no qualified word
+        return None
+    opposite = OPPOSITE[qualifier.casefold()]
+    opposite = opposite.capitalize() if qualifier[0].isupper() else opposite
+    covering = covering_others(corpus, question, f"{qualifier} {word}", bars)
+    if not covering or any(writes(x, opposite, word) for x in covering):
+        return None
+    swapped = question[: m.start()] + opposite + question[m.end(1) :]
+    return {"question": swapped, "qualified": f"{qualifier} {word}", "swapped": f"{opposite} {word}"}
+
+
+ABOUT = (
+    "Questions 'What is known about <title>?' from the titles of indexed abstracts (none of them a PubMedQA "
+    "question) with their first qualifier (acute/chronic, left/right, upper/lower, primary/secondary, ...) "
+    "turned into its opposite where no abstract covering the question's other concepts writes the opposite "
+    "before the same word (a plain regular expression; bench/make_unanswerable_opposites.py)."
+)
 
 
 if __name__ == "__main__":
-    main()
+    build(__doc__ or "", OUT, ABOUT, opposite_swap)
