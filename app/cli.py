@@ -728,12 +728,16 @@ def _calibrate_head(
     settings = _settings(preset, overrides)
     folder = head_path(settings, task)
     meta = train_head(task, folder, seed=settings.evaluator.seed, epochs=epochs)
+    _print_head_meta(f"{task} head", meta, folder, json_out)
+
+
+def _print_head_meta(name: str, meta: dict[str, Any], folder: Path, json_out: bool) -> None:
     if json_out:
         console.print_json(json.dumps(meta, default=str))
         return
     m = meta["metrics"]
     console.print(
-        f"{task} head: macro-F1 {m['macro_f1']:.3f}, accuracy {m['accuracy']:.3f} on {m['held_out']}"
+        f"{name}: macro-F1 {m['macro_f1']:.3f}, accuracy {m['accuracy']:.3f} on {m['held_out']}"
         f" (n={m['n']}); per label {m['per_label_f1']}"
     )
     console.print(f"wrote {folder}")
@@ -741,13 +745,20 @@ def _calibrate_head(
 
 @calibrate_app.command("completeness")
 def calibrate_completeness_cmd(
-    epochs: Annotated[int, typer.Option("--epochs", min=1)] = 2,
     preset: PresetOpt = None,
     overrides: SetOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Train the completeness head on K-QA train questions (a proxy for MedAESQA labels)."""
-    _calibrate_head("completeness", epochs, preset, overrides, json_out)
+    """Train the completeness judge on K-QA train questions (a proxy for MedAESQA labels): two fold heads
+    and a stack over their scores, cosine and length; scored on the K-QA held-out questions."""
+    from biocite.app.evaluation import head_path
+    from biocite.evaluator.completeness import train_completeness
+
+    settings = _settings(preset, overrides)
+    folder = head_path(settings, "completeness")
+    ev = settings.evaluator
+    meta = train_completeness(folder, seed=ev.seed, embedder=ev.nugget_model)
+    _print_head_meta("completeness judge", meta, folder, json_out)
 
 
 @calibrate_app.command("citation")

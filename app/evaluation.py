@@ -13,8 +13,8 @@ from biocite import jsonfile
 from biocite.embedder import Embedder
 from biocite.errors import InputError, ModelError
 from biocite.evaluator.calibrate import calibrate_nuggets
+from biocite.evaluator.completeness import JUDGE_FILE, is_current, load_judge_model, train_completeness
 from biocite.evaluator.evaluate import ALL_METRICS, Evaluator, QuestionResult, compare, summarise
-from biocite.evaluator.heads import train_head
 from biocite.evaluator.judges import HeadJudge, JudgeCache, LLMJudge, SupportJudge
 from biocite.evaluator.nuggets import MatchModel, clause_nuggets, parse_llm_nuggets
 from biocite.evaluator.report import write_report
@@ -90,19 +90,28 @@ def _embedder(settings: Settings) -> Any:
 def _judge(settings: Settings, task: str, cache: JudgeCache, kind: str) -> Any:
     if kind == "support" and task == "citation":
         return SupportJudge(SupportModel.load(settings), cache)
-    if kind == "support":  # completeness: the trained head, trained once on first use
+    if kind == "support":  # completeness: the trained judge, trained once on first use
         kind = "head"
         folder = head_path(settings, task)
-        if not (folder / "meta.json").is_file():
-            print(f"biocite: training the {task} head once into {folder}", file=sys.stderr)
-            train_head(task, folder, seed=settings.evaluator.seed, epochs=1)
+        if _needs_completeness_training(settings, folder):
+            print(f"biocite: fitting the {task} judge once into {folder} (seconds)", file=sys.stderr)
+            train_completeness(folder, seed=settings.evaluator.seed, embedder=settings.evaluator.nugget_model)
     if kind == "llm":
         return LLMJudge(make_chat_model(settings), settings.llm.model, task, cache)
 
     folder = head_path(settings, task)
-    if not (folder / "meta.json").is_file():
+    if not (folder / "meta.json").is_file() and not (folder / JUDGE_FILE).is_file():
         raise ModelError(f"no {task} head at {folder}; run `biocite calibrate {task}` first")
-    return HeadJudge(PairClassifier.load(folder), task, cache)
+    model = load_judge_model(folder) if task == "completeness" else PairClassifier.load(folder)
+    return HeadJudge(model, task, cache)
+
+
+def _needs_completeness_training(settings: Settings, folder: Path) -> bool:
+    """No judge yet; or, at the default path, one of an earlier biocite (a fine-tuned head: it never said
+    Borderline). A head the user names in `evaluator.completeness_head` is used as it is."""
+    if settings.evaluator.completeness_head is None:
+        return not is_current(folder)
+    return not (folder / "meta.json").is_file() and not (folder / JUDGE_FILE).is_file()
 
 
 def load_or_calibrate_matcher(settings: Settings) -> MatchModel:

@@ -90,21 +90,29 @@ def nugget_rows(settings, seed: int) -> list[tuple[str, str, dict]]:
 
 
 def head_report(settings, task: str, seed: int) -> dict:
+    from biocite.evaluator.completeness import is_current, train_completeness
     from biocite.evaluator.heads import train_head
+
+    folder = head_path(settings, task)
+    if task == "completeness" and not is_current(folder):
+        train_completeness(folder, seed=seed, embedder=settings.evaluator.nugget_model)
+    elif not (folder / "meta.json").is_file():
+        train_head(task, folder, seed=seed, epochs=1, progress=False)
+    return dict(_head(settings, task).meta["metrics"])
+
+
+def _head(settings, task: str):
+    """The completeness judge or the citation head."""
+    from biocite.evaluator.completeness import load_judge_model
     from biocite.heads import PairClassifier
 
     folder = head_path(settings, task)
-    if not (folder / "meta.json").is_file():
-        train_head(task, folder, seed=seed, epochs=2 if task == "completeness" else 1, progress=False)
-    head = PairClassifier.load(folder)
-    return dict(head.meta["metrics"])
+    return load_judge_model(folder) if task == "completeness" else PairClassifier.load(folder)
 
 
 def same_sample(settings, task: str, pairs, labels) -> tuple:
     """The head on the LLM's sample, for a like-for-like row."""
-    from biocite.heads import PairClassifier
-
-    head = PairClassifier.load(head_path(settings, task))
+    head = _head(settings, task)
     space = COMPLETENESS_HEAD_LABELS if task == "completeness" else SUPPORT_LABELS
     m = macro_report(labels, head.predict(pairs), space)
     return m["n"], m["macro_f1"], m["accuracy"], 0, None, m["per_label_f1"]

@@ -1,9 +1,11 @@
 """Training data, training and held-out scores of the evaluator's two MiniLM heads.
 
-Completeness head (a PROXY for MedAESQA's sentence labels, which are not available here), from K-QA train
+Completeness pairs (a PROXY for MedAESQA's sentence labels, which are not available here), from K-QA train
 questions: (question, must-have statement) -> Required, (question, nice-to-have) -> Borderline,
 (question, a statement of another question) and (question, generic advice) -> Unnecessary. K-QA has no
-example of Inappropriate, so the head cannot output it (the LLM judge can).
+example of Inappropriate, so no trained judge can output it (the LLM judge can). The shipped completeness
+judge is `completeness.py`'s (cosine + length); a fine-tuned head on these pairs (`train_head`) is the old
+judge, kept as the benchmark's reference and for a user who names one (`evaluator.completeness_head`).
 
 Citation-support head, from Citation-Integrity (train split; scored on its dev split): (claim, 3-sentence
 window of the cited abstract around the annotated evidence sentence) -> Supports for SUPPORT, Contradicts for
@@ -140,7 +142,8 @@ def citation_pairs(
 
 
 # Measured here (CitInt dev macro-F1): 1 epoch, lr 3e-5, no resampling -> 0.152 (always "Supports");
-# 1 epoch, lr 8e-5, 160 tokens, 450 per label -> 0.274. Completeness: 2 epochs, lr 3e-5 -> 0.511.
+# 1 epoch, lr 8e-5, 160 tokens, 450 per label -> 0.274. Completeness: 2 epochs, lr 3e-5 -> 0.511 (it never
+# says Borderline; the shipped judge is `completeness.py`'s, bench/completeness_judge.py).
 RECIPES: dict[str, dict[str, Any]] = {
     "completeness": {"epochs": 2, "lr": 3e-5, "max_length": 128, "per_label": None},
     "citation": {"epochs": 1, "lr": 8e-5, "max_length": 160, "per_label": 450},

@@ -126,3 +126,56 @@ def test_evaluate_compare_and_cache(tmp_path, embed) -> None:
     cmp = compare_runs(settings, a, b, tmp_path / "cmp", metrics=["citation"], source=DictSource(docs))
     assert cmp["metrics"]["citation_coverage"]["mean_diff"] == 0.0
     assert (tmp_path / "cmp" / "compare.json").is_file()
+
+
+def _biocite(home, *args: str):
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = shutil.which("biocite") or str(Path(sys.executable).with_name("biocite"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BIOCITE_")}
+    env.update(BIOCITE_HOME=str(home), BIOCITE_PRESET="test", HF_HUB_OFFLINE="1")
+    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=600, env=env)
+
+
+def test_calibrate_completeness_says_borderline_and_reaches_the_issue_figure(tmp_path) -> None:
+    """The installed command fits the judge on K-QA train questions and reports the held-out questions: the
+    fine-tuned head it replaces never said Borderline (F1 0.0, macro-F1 0.511)."""
+    done = _biocite(tmp_path, "calibrate", "completeness", "--json")
+    assert done.returncode == 0, done.stderr
+    meta = json.loads(done.stdout)
+    m = meta["metrics"]
+    assert m["macro_f1"] >= 0.65 and m["per_label_f1"]["Borderline"] > 0.3, m
+    assert (tmp_path / "models" / "evaluator" / "completeness_head" / "judge.json").is_file()
+    again = _biocite(tmp_path, "calibrate", "completeness", "--json")
+    assert json.loads(again.stdout)["metrics"] == m  # seeded: the same figures
+
+
+def test_first_use_replaces_an_earlier_fine_tuned_head_and_keeps_a_named_one(tmp_path) -> None:
+    from biocite.app.evaluation import _judge, head_path
+    from biocite.evaluator.heads import COMPLETENESS_HEAD_LABELS
+    from biocite.evaluator.judges import JudgeCache
+    from biocite.heads import PairClassifier
+
+    def tiny_head(folder) -> None:
+        pairs = [("Does aspirin work?", "Aspirin lowered fever."), ("Does aspirin work?", "Cats purr.")] * 4
+        head = PairClassifier.train(pairs, ["Required", "Unnecessary"] * 4, label_set=COMPLETENESS_HEAD_LABELS,
+                                    epochs=1, batch_size=4, max_length=32, progress=False)  # fmt: skip
+        head.save(folder, meta={"train_data_sha256": "t" * 64})
+
+    settings = load_settings("test", [f"home={tmp_path}"])
+    default = head_path(settings, "completeness")
+    tiny_head(default)  # what an earlier biocite trained on first use
+    cache = JudgeCache(tmp_path / "cache.jsonl")
+    judge = _judge(settings, "completeness", cache, "support")
+    assert (default / "judge.json").is_file() and judge.name != "head:completeness:tttttttttttt"
+    pairs = [("Does aspirin prevent stroke?", "Aspirin reduced the risk of ischaemic stroke by 20%."),
+             ("Does aspirin prevent stroke?", "Always talk to your doctor before starting any medication.")]  # fmt: skip
+    assert [v.label for v in judge.judge(pairs)] == ["Required", "Unnecessary"]
+    named = tmp_path / "mine"
+    tiny_head(named)
+    ev = settings.evaluator.model_copy(update={"completeness_head": named})
+    kept = _judge(settings.model_copy(update={"evaluator": ev}), "completeness", cache, "support")
+    assert kept.name == "head:completeness:tttttttttttt" and not (named / "judge.json").exists()

@@ -54,6 +54,7 @@ ENTRY_POINT_LAZY: dict[str, set[str]] = {
         "biocite.app.runfiles",
         "biocite.app.server",
         "biocite.evaluator.calibrate",
+        "biocite.evaluator.completeness",
         "biocite.evaluator.heads",
         "biocite.evaluator.runs",
         "biocite.index.build",
