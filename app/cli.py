@@ -749,8 +749,8 @@ def calibrate_completeness_cmd(
     overrides: SetOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Train the completeness judge on K-QA train questions (a proxy for MedAESQA labels): two fold heads
-    and a stack over their scores, cosine and length; scored on the K-QA held-out questions."""
+    """Fit the completeness judge on K-QA train questions (a proxy for MedAESQA labels; cosine and length,
+    seconds); scored on the K-QA held-out questions."""
     from biocite.app.evaluation import head_path
     from biocite.evaluator.completeness import train_completeness
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -128,12 +132,7 @@ def test_evaluate_compare_and_cache(tmp_path, embed) -> None:
     assert (tmp_path / "cmp" / "compare.json").is_file()
 
 
-def _biocite(home, *args: str):
-    import shutil
-    import subprocess
-    import sys
-    from pathlib import Path
-
+def _biocite(home, *args: str) -> subprocess.CompletedProcess:
     exe = shutil.which("biocite") or str(Path(sys.executable).with_name("biocite"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("BIOCITE_")}
     env.update(BIOCITE_HOME=str(home), BIOCITE_PRESET="test", HF_HUB_OFFLINE="1")
