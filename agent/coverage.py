@@ -78,7 +78,9 @@ British/American pair (bench/agent_concepts.py prints them).
 What distinguishes one condition from its neighbour is asked too, although the rarest-term rule would not ask
 for it: a designator ("type 1 diabetes", "stage III": `designators`) must be named as such, and a qualified
 word ("acute kidney injury") is not covered by an abstract that writes it only with the opposite qualifier
-("chronic kidney disease": `opposites`); a chunk with such a qualifier is a concept of its own.
+("chronic kidney disease": `opposites`); a chunk with such a qualifier is a concept of its own. So is a qualifier
+written after its word ("methicillin-susceptible" is not covered by an abstract on methicillin-resistant strains
+only; "HIV-negative" not by HIV-positive).
 """
 
 from __future__ import annotations
@@ -744,7 +746,7 @@ def key_concepts(
             concept = _concept(chunk, words, df, bars[role], defined)
             if concept is not None:
                 concept.role = role
-        if concept is None and opposites.qualified(words):  # "chronic renal failure": acute is another one
+        if concept is None and opposites.qualified(words, chunk=True):  # "chronic renal failure": not acute
             concept = _qualified_concept(chunk, words, df, defined)
         if concept is not None:
             concepts.append(concept)
@@ -761,7 +763,7 @@ def _qualified_concept(
     the abstract must name the condition ("renal failure") and not only its opposite (`opposites`)."""
     concept = _concept(chunk, words, df, 1.0, defined)
     if concept is not None:
-        concept.terms = [t for t in concept.terms if t not in opposites.OPPOSITES] or concept.terms
+        concept.terms = [t for t in concept.terms if t not in opposites.QUALIFIERS] or concept.terms
     return concept
 
 

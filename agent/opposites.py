@@ -7,6 +7,15 @@ so an abstract on chronic pancreatitis covered a question on acute pancreatitis,
 disease a question on acute kidney injury. An abstract that names the word with the opposite qualifier and
 never with the asked one ("chronic kidney", no "acute kidney") is on the other condition: it does not cover
 the concept. An abstract naming both, or the word alone, still does.
+
+Some qualifiers follow their word, hyphened to it: HIV-positive / HIV-negative, castration-resistant /
+castration-sensitive, methicillin-resistant / methicillin-susceptible (`POST_PAIRS`). They are read after a
+word of the concept, hyphens as spaces, as the question's chunks are read (a word with a digit stays one term:
+"HER2-negative" must be written as such already). The opposite must be written right after the same word in
+the abstract, so a predicate ("Is the test
+sensitive?") hardly ever meets one ("test resistant"). A chunk without a rare term is a concept for its qualifier
+only when the qualifier stands between words ("methicillin-sensitive Staphylococcus aureus keratitis"): "who test
+negative for H. pylori" (a BioGen question) is a predicate.
 """
 
 from __future__ import annotations
@@ -29,20 +38,39 @@ def _stem(word: str) -> str:
     return tokens[0] if tokens else word.casefold()
 
 
-def _opposites() -> dict[str, set[str]]:
+# Not "dependent" / "independent": mostly a property of an effect ("dose-dependent neurotoxicity", "age-dependent
+# sensitivity"), where the abstract that says "dependent" answers a question on "independent".
+POST_PAIRS = [("positive", "negative"), ("resistant", "sensitive"), ("resistant", "susceptible")]
+
+
+def _opposites(pairs: list[tuple[str, str]]) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
-    for a, b in PAIRS:
+    for a, b in pairs:
         out.setdefault(_stem(a), set()).add(_stem(b))
         out.setdefault(_stem(b), set()).add(_stem(a))
     return out
 
 
-OPPOSITES = _opposites()
+OPPOSITES = _opposites(PAIRS)
+POST_OPPOSITES = _opposites(POST_PAIRS)
+QUALIFIERS = set(OPPOSITES) | set(POST_OPPOSITES)  # stems that say which condition, not what it is
 
 
-def qualified(words: list[str]) -> bool:
-    """Whether a word of the concept but its last is a qualifier (the cheap test before the text is read)."""
-    return any(_stem(w) in OPPOSITES for w in words[:-1])
+def _post_qualified(words: list[str]) -> list[tuple[str, str]]:
+    """(word, qualifier) stems of each qualifier after a word of the concept ("HIV antibody-negative" reads as
+    HIV, antibody, negative: antibodi, negat)."""
+    stems = [_stem(w) for w in words]
+    return [(w, q) for w, q in zip(stems, stems[1:], strict=False) if q in POST_OPPOSITES]
+
+
+def qualified(words: list[str], *, chunk: bool = False) -> bool:
+    """Whether a word of the concept but its last is a qualifier, or one after its first is a qualifier of
+    the word before (the cheap test before the text is read). For a `chunk` without a rare term, which the
+    qualifier would make a concept, one after its word must also come before another: "methicillin-
+    susceptible Staphylococcus", not "who test negative"."""
+    if any(_stem(w) in OPPOSITES for w in words[:-1]):
+        return True
+    return bool(_post_qualified(words[:-1] if chunk else words))
 
 
 def named_instead(words: list[str], stem_flat: str) -> str | None:
@@ -60,4 +88,10 @@ def named_instead(words: list[str], stem_flat: str) -> str | None:
         )
         if others and not both:
             return f"{others[0]} {word}"
+    for word, qualifier in _post_qualified(words):
+        if f" {word} {qualifier} " in stem_flat:
+            continue
+        others = [o for o in sorted(POST_OPPOSITES[qualifier]) if f" {word} {o} " in stem_flat]
+        if others:  # "HER2-positive" named, "HER2-negative" never
+            return f"{word} {others[0]}"
     return None

@@ -51,6 +51,7 @@ from agent_concepts import OUT as OUTCOMES  # noqa: E402
 from agent_concepts import Corpus  # noqa: E402
 from make_unanswerable_designators import still_unanswerable as designation_unanswerable  # noqa: E402
 from make_unanswerable_opposites import still_unanswerable as opposite_unanswerable  # noqa: E402
+from make_unanswerable_post_qualifiers import still_unanswerable as post_unanswerable  # noqa: E402
 
 from biocite.agent.coverage import DocumentTerms, covers, key_concepts, uncited_concepts  # noqa: E402
 from biocite.agent.findings import overlaps_long_answer  # noqa: E402
@@ -65,9 +66,9 @@ from biocite.sentences import section_label  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 HERE = Path(__file__).parent
-SETTINGS, SUBJECTS, PARTIAL, DESIGNATORS, OPPOSITES = (
+SETTINGS, SUBJECTS, PARTIAL, DESIGNATORS, OPPOSITES, POST_QUALIFIERS = (
     HERE / f"agent_unanswerable_{p}.json"
-    for p in ("settings", "subjects", "partial_outcomes", "designators", "opposites")
+    for p in ("settings", "subjects", "partial_outcomes", "designators", "opposites", "post_qualifiers")
 )
 DEMO = "Does as-needed budesonide-formoterol reduce severe exacerbations in mild asthma?"
 _STATISTIC = re.compile(
@@ -115,7 +116,12 @@ def unanswerable(agent: Agent) -> list[tuple[str, str]]:
                 )
             else:
                 out.append((path.stem, item["question"]))
-    for path, recheck in ((DESIGNATORS, designation_unanswerable), (OPPOSITES, opposite_unanswerable)):
+    rechecks = (
+        (DESIGNATORS, designation_unanswerable),
+        (OPPOSITES, opposite_unanswerable),
+        (POST_QUALIFIERS, post_unanswerable),
+    )
+    for path, recheck in rechecks:
         for item in json.loads(path.read_text())["questions"]:
             if recheck(corpus, item, four):
                 out.append((path.stem, item["question"]))
@@ -294,7 +300,7 @@ def main() -> None:
         "--unanswerable-sets",
         default="agent_unanswerable,agent_unanswerable_swapped,agent_unanswerable_outcomes,"
         "agent_unanswerable_settings,agent_unanswerable_subjects,agent_unanswerable_partial_outcomes,"
-        "agent_unanswerable_designators,agent_unanswerable_opposites",
+        "agent_unanswerable_designators,agent_unanswerable_opposites,agent_unanswerable_post_qualifiers",
         help="which unanswerable sets, in this order",
     )
     parser.add_argument("--modes", default="extractive,generate")

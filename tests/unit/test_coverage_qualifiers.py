@@ -129,3 +129,23 @@ def test_a_qualified_chunk_is_a_concept_although_no_term_is_rare() -> None:
     assert not covers(renal, _doc("Desferrioxamine caused acute renal failure in 3 patients."))
     assert covers(renal, _doc("Desferrioxamine and chronic renal failure."))
     assert covers(renal, _doc("Renal failure after desferrioxamine."))  # the qualifier is not asked for
+
+
+def test_a_qualifier_after_its_word_is_not_covered_by_the_opposite_only() -> None:
+    common = ["susceptible sensitive resistant positive negative breast cancer"] * 40  # no rare qualifier
+    df = _df("trastuzumab her2 positive", "methicillin resistant staphylococcus", *common)
+    concepts = key_concepts(
+        "Does trastuzumab prolong survival in HER2-negative breast cancer?", df, 0.03, 0.5, 0.5
+    )
+    her2 = next(c for c in concepts if "HER2" in c.text)
+    assert not covers(her2, _doc("Trastuzumab prolonged survival in HER2-positive breast cancer."))
+    assert covers(her2, _doc("HER2-negative and HER2-positive breast cancer were both studied."))
+    mssa = next(
+        c
+        for c in key_concepts(
+            "Is cefazolin effective for methicillin-susceptible Staphylococcus?", df, 0.03, 0.5, 0.5
+        )
+        if "methicillin" in c.text
+    )
+    assert not covers(mssa, _doc("Vancomycin for methicillin-resistant Staphylococcus aureus bacteraemia."))
+    assert covers(mssa, _doc("Cefazolin for methicillin-susceptible Staphylococcus aureus."))
