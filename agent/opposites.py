@@ -12,10 +12,10 @@ Some qualifiers follow their word, hyphened to it: HIV-positive / HIV-negative, 
 castration-sensitive, methicillin-resistant / methicillin-susceptible (`POST_PAIRS`). They are read after a
 word of the concept, hyphens as spaces, as the question's chunks are read (a word with a digit stays one term:
 "HER2-negative" must be written as such already). The opposite must be written right after the same word in
-the abstract, so a predicate ("Is the test
-sensitive?") hardly ever meets one ("test resistant"). A chunk without a rare term is a concept for its qualifier
-only when the qualifier stands between words ("methicillin-sensitive Staphylococcus aureus keratitis"): "who test
-negative for H. pylori" (a BioGen question) is a predicate.
+the abstract, so a predicate ("Is the test sensitive?") hardly ever meets one ("test resistant"). A chunk
+without a rare term is a concept for its qualifier only when the qualifier stands between words
+("methicillin-sensitive Staphylococcus aureus keratitis"): "who test negative for H. pylori" (a BioGen
+question) is a predicate.
 """
 
 from __future__ import annotations
@@ -92,6 +92,6 @@ def named_instead(words: list[str], stem_flat: str) -> str | None:
         if f" {word} {qualifier} " in stem_flat:
             continue
         others = [o for o in sorted(POST_OPPOSITES[qualifier]) if f" {word} {o} " in stem_flat]
-        if others:  # "HER2-positive" named, "HER2-negative" never
+        if others:  # "methicillin resistant" named, "methicillin susceptible" never
             return f"{word} {others[0]}"
     return None
