@@ -100,7 +100,7 @@ def _judge(settings: Settings, task: str, cache: JudgeCache, kind: str) -> Any:
         return LLMJudge(make_chat_model(settings), settings.llm.model, task, cache)
 
     folder = head_path(settings, task)
-    if not (folder / "meta.json").is_file() and not (folder / JUDGE_FILE).is_file():
+    if not _holds_judge(folder):
         raise ModelError(f"no {task} head at {folder}; run `biocite calibrate {task}` first")
     model = load_judge_model(folder) if task == "completeness" else PairClassifier.load(folder)
     return HeadJudge(model, task, cache)
@@ -111,7 +111,12 @@ def _needs_completeness_training(settings: Settings, folder: Path) -> bool:
     Borderline). A head the user names in `evaluator.completeness_head` is used as it is."""
     if settings.evaluator.completeness_head is None:
         return not is_current(folder)
-    return not (folder / "meta.json").is_file() and not (folder / JUDGE_FILE).is_file()
+    return not _holds_judge(folder)
+
+
+def _holds_judge(folder: Path) -> bool:
+    """A trained head (`meta.json`) or a completeness judge (`judge.json`) is in `folder`."""
+    return (folder / "meta.json").is_file() or (folder / JUDGE_FILE).is_file()
 
 
 def load_or_calibrate_matcher(settings: Settings) -> MatchModel:
