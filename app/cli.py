@@ -757,7 +757,9 @@ def calibrate_completeness_cmd(
     settings = _settings(preset, overrides)
     folder = head_path(settings, "completeness")
     ev = settings.evaluator
-    meta = train_completeness(folder, seed=ev.seed, embedder=ev.nugget_model)
+    meta = train_completeness(
+        folder, seed=ev.seed, embedder=ev.nugget_model, owned=ev.completeness_head is None
+    )
     _print_head_meta("completeness judge", meta, folder, json_out)
 
 

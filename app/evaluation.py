@@ -95,7 +95,10 @@ def _judge(settings: Settings, task: str, cache: JudgeCache, kind: str) -> Any:
         folder = head_path(settings, task)
         if _needs_completeness_training(settings, folder):
             print(f"biocite: fitting the {task} judge once into {folder} (seconds)", file=sys.stderr)
-            train_completeness(folder, seed=settings.evaluator.seed, embedder=settings.evaluator.nugget_model)
+            ev = settings.evaluator
+            train_completeness(
+                folder, seed=ev.seed, embedder=ev.nugget_model, owned=ev.completeness_head is None
+            )
     if kind == "llm":
         return LLMJudge(make_chat_model(settings), settings.llm.model, task, cache)
 

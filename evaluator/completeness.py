@@ -10,6 +10,7 @@ the judge that fits in seconds, with no fine-tuning, ships. Its C comes from 5-f
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +21,15 @@ import numpy as np
 from biocite.embedder import Embedder
 from biocite.errors import ModelError
 from biocite.evaluator.heads import COMPLETENESS_HEAD_LABELS, completeness_pairs, kqa_split
-from biocite.heads import LinearModel, PairClassifier, choose_c, data_fingerprint, macro_report
+from biocite.heads import (
+    META_FILE,
+    MODEL_SUBDIR,
+    LinearModel,
+    PairClassifier,
+    choose_c,
+    data_fingerprint,
+    macro_report,
+)
 
 KIND = "completeness-judge"
 VERSION = 1
@@ -87,8 +96,11 @@ def is_current(folder: Path) -> bool:
     return CompletenessModel.load(folder) is not None
 
 
-def train_completeness(folder: Path, *, seed: int = 13, embedder: str = "minilm") -> dict[str, Any]:
-    """Fit on the K-QA train questions, score the held-out ones, save `folder/judge.json`; the meta."""
+def train_completeness(
+    folder: Path, *, seed: int = 13, embedder: str = "minilm", owned: bool = False
+) -> dict[str, Any]:
+    """Fit on the K-QA train questions, score the held-out ones, save `folder/judge.json`; the meta. In a
+    folder biocite `owned` (the default path), a fine-tuned head saved there before is deleted."""
     started = time.perf_counter()
     labels = COMPLETENESS_HEAD_LABELS
     train_q, test_q = kqa_split(seed)
@@ -119,4 +131,13 @@ def train_completeness(folder: Path, *, seed: int = 13, embedder: str = "minilm"
     }
     folder.mkdir(parents=True, exist_ok=True)
     model.linear.model_copy(update={"meta": meta}).save(folder / JUDGE_FILE)
+    if owned:
+        _remove_replaced_head(folder)
     return meta
+
+
+def _remove_replaced_head(folder: Path) -> None:
+    """Delete an earlier biocite's fine-tuned head (about 90 MB): `load_judge_model` reads the judge first, so
+    those files would never be read again. A folder the user named is left as it is."""
+    shutil.rmtree(folder / MODEL_SUBDIR, ignore_errors=True)
+    (folder / META_FILE).unlink(missing_ok=True)

@@ -170,6 +170,7 @@ def test_first_use_replaces_an_earlier_fine_tuned_head_and_keeps_a_named_one(tmp
     cache = JudgeCache(tmp_path / "cache.jsonl")
     judge = _judge(settings, "completeness", cache, "support")
     assert (default / "judge.json").is_file() and judge.name != "head:completeness:tttttttttttt"
+    assert sorted(f.name for f in default.iterdir()) == ["judge.json"]  # the replaced head's weights are gone
     pairs = [("Does aspirin prevent stroke?", "Aspirin reduced the risk of ischaemic stroke by 20%."),
              ("Does aspirin prevent stroke?", "Always talk to your doctor before starting any medication.")]  # fmt: skip
     assert [v.label for v in judge.judge(pairs)] == ["Required", "Unnecessary"]
