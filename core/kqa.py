@@ -33,6 +33,7 @@ class NLILabel:
     claim: str
     category: str  # Must_have | Nice_to_have
     label: str  # Entailment | Neutral | Contradiction (physicians' majority)
+    annotators: tuple[str, ...] = ()  # each physician's own label (label_0, label_1, ...), where given
 
 
 def normalise(question: str) -> str:
@@ -71,6 +72,14 @@ def load_nli_labels(path: Path | None = None) -> list[NLILabel]:
     if rows and not need <= set(rows[0]):
         raise InputError(f"{path}: missing columns {sorted(need - set(rows[0]))}")
     return [
-        NLILabel(r["Question"], r["llm_x"], r["answer"], r["claim"], r["category_x"], r["majority_label"])
+        NLILabel(
+            r["Question"],
+            r["llm_x"],
+            r["answer"],
+            r["claim"],
+            r["category_x"],
+            r["majority_label"],
+            tuple(r[k] for k in sorted(r) if k.startswith("label_")),
+        )  # fmt: skip
         for r in rows
     ]

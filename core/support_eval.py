@@ -135,6 +135,7 @@ def kqa_figures(model: SupportModel, seed: int = 13) -> dict[str, Any]:
     test = [i for i, s in enumerate(side) if s == "test"]
     grid = np.linspace(0.01, 0.99, 99)
     best = max(grid, key=lambda t: f1_score([gold[i] for i in train], [scores[i] >= t for i in train]))
+    calls = [[rows[i].annotators[a] == "Entailment" for i in test] for a in range(len(rows[0].annotators))]
     return {
         "split": "K-QA NLI rows, held-out questions (seeded sha256, 40%); threshold fitted on train questions",
         "n_test": len(test),
@@ -142,6 +143,13 @@ def kqa_figures(model: SupportModel, seed: int = 13) -> dict[str, Any]:
         "nugget_match_f1": round(
             float(f1_score([gold[i] for i in test], [scores[i] >= best for i in test])), 4
         ),
+        # references on the same rows: calling every statement entailed, and physician vs physician
+        "match_every_statement_f1": round(float(f1_score([gold[i] for i in test], [True] * len(test))), 4),
+        "physicians_pairwise_f1": [
+            round(float(f1_score(calls[b], calls[a])), 3)
+            for a in range(len(calls))
+            for b in range(a + 1, len(calls))
+        ],
     }
 
 
