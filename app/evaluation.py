@@ -132,6 +132,33 @@ def load_or_calibrate_matcher(settings: Settings) -> MatchModel:
     return MatchModel.load(path)
 
 
+def matcher_agreement(matcher: MatchModel) -> str:
+    """How far the matcher agrees with K-QA's physicians on held-out questions, beside matching every nugget,
+    so a report's nugget scores are read with the judge's own quality."""
+    test = matcher.metrics.get("test", {})
+    parts = []
+    for source, what in (("nli", "LLM answers"), ("physician", "physician answers")):
+        row = test.get(source, {})
+        if row.get("items"):
+            every = row.get("match_everything_f1")
+            parts.append(
+                f"{what} F1 {row['f1']:.3f}" + (f" (matching every nugget {every:.3f})" if every else "")
+            )
+    return "K-QA held-out questions: " + "; ".join(parts) if parts else "not measured"
+
+
+def judge_agreement(judge: Any) -> str | None:
+    """A trained judge's own held-out figure, from its artifact (None for an LLM judge: not measured here)."""
+    meta = getattr(getattr(judge, "head", None) or getattr(judge, "model", None), "meta", None) or {}
+    metrics = meta.get("metrics", {})
+    if "macro_f1" in metrics:  # the completeness judge
+        return f"K-QA held-out questions (proxy labels): macro-F1 {metrics['macro_f1']:.3f}"
+    cited = metrics.get("calibration_slice_half_shaped", {}).get("cited_3class_macro_f1")
+    if cited is not None:  # the support model
+        return f"Citation-Integrity held-back train claims: 3-class macro-F1 {cited:.3f}"
+    return None
+
+
 def _llm_nuggetizer(settings: Settings, cache: JudgeCache) -> Any:
     from langchain_core.messages import HumanMessage
 
@@ -192,6 +219,7 @@ def build_evaluator(
     if "nuggets" in metrics and gold:
         matcher = load_or_calibrate_matcher(settings)
         info["nugget_matcher"] = matcher.model_id
+        info["nugget_matcher_agreement"] = matcher_agreement(matcher)
     completeness = _judge(settings, "completeness", cache, kind) if "completeness" in metrics else None
     support = (
         _judge(settings, "support" if kind == "llm" else "citation", cache, kind) if needs_docs else None
@@ -199,6 +227,8 @@ def build_evaluator(
     for name, j in (("completeness_judge", completeness), ("support_judge", support)):
         if j is not None:
             info[name] = j.name
+            if agreement := judge_agreement(j):
+                info[f"{name}_agreement"] = agreement
     nuggetize = _llm_nuggetizer(settings, cache) if ev.nuggetizer == "llm" and "nuggets" in metrics else None
     evaluator = Evaluator(
         metrics=metrics,

@@ -224,7 +224,12 @@ def _by_source(items: Sequence[Item], matcher: MatchModel) -> dict[str, Any]:
     out = {}
     for source in SOURCES:
         part = [it for it in items if it.source == source]
-        out[source] = evaluate_items(part, matcher).summary() | {"items": len(part)}
+        want = [w for it in part for w in it.labels.values()]
+        every = 2 * sum(want) / (len(want) + sum(want)) if want else 0.0  # F1 of matching every nugget
+        out[source] = evaluate_items(part, matcher).summary() | {
+            "items": len(part),
+            "match_everything_f1": round(every, 4),
+        }
     return out
 
 

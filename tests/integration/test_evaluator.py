@@ -121,6 +121,12 @@ def test_evaluate_compare_and_cache(tmp_path, embed) -> None:
         saved["overall"]["abstained"] == 1 and saved["overall"]["metrics"]["citation_coverage"]["mean"] == 1.0
     )
     assert saved["overall"]["metrics"]["nugget_recall"]["n"] == 1
+    agreement = saved["judges"]["nugget_matcher_agreement"]  # the judge's own quality, beside its scores
+    assert (
+        agreement.startswith("K-QA held-out questions: physician answers F1 ")
+        and "matching every" in agreement
+    )
+    assert "nugget_matcher_agreement" in (tmp_path / "out" / "report.html").read_text()
     assert doc["timing"]["cache_misses"] > 0
     again = evaluate_run_file(
         settings, a, tmp_path / "out2", metrics=["citation"], source=DictSource(docs), progress=False
