@@ -80,6 +80,6 @@ def load_nli_labels(path: Path | None = None) -> list[NLILabel]:
             r["category_x"],
             r["majority_label"],
             tuple(r[k] for k in sorted(r) if k.startswith("label_")),
-        )  # fmt: skip
+        )
         for r in rows
     ]
