@@ -692,15 +692,12 @@ def calibrate_nuggets_cmd(
     overrides: SetOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Fit the nugget matcher (mixture + threshold) on K-QA train questions; report on held-out ones."""
-    from biocite.app.evaluation import _embedder, matcher_path
-    from biocite.evaluator.calibrate import calibrate_nuggets
+    """Fit the nugget matcher (token recall, mixture + threshold) on K-QA train questions; report on held-out
+    ones."""
+    from biocite.app.evaluation import calibrate_matcher, matcher_path
 
     settings = _settings(preset, overrides)
-    ev = settings.evaluator
-    model = calibrate_nuggets(
-        _embedder(settings), embedder_name=ev.nugget_model, seed=ev.seed, n_trials=trials
-    )
+    model = calibrate_matcher(settings, n_trials=trials)
     path = matcher_path(settings)
     model.save(path)
     if json_out:

@@ -17,6 +17,7 @@ from biocite.evaluator.completeness import JUDGE_FILE, is_current, load_judge_mo
 from biocite.evaluator.evaluate import ALL_METRICS, Evaluator, QuestionResult, compare, summarise
 from biocite.evaluator.judges import HeadJudge, JudgeCache, LLMJudge, SupportJudge
 from biocite.evaluator.nuggets import MatchModel, clause_nuggets, parse_llm_nuggets
+from biocite.evaluator.nuggets import is_current as is_current_matcher
 from biocite.evaluator.report import write_report
 from biocite.evaluator.runs import Run, RunEntry, load_run
 from biocite.evaluator.sources import AbstractSource, StoreSource
@@ -123,13 +124,26 @@ def _holds_judge(folder: Path) -> bool:
 
 
 def load_or_calibrate_matcher(settings: Settings) -> MatchModel:
-    """The nugget matcher; fitted once on first use (K-QA train questions, about a minute)."""
+    """The nugget matcher; fitted once on first use (K-QA train questions, about a minute). At the default
+    path an earlier biocite's matcher (another version) is refitted; one the user names is used as it is."""
     path = matcher_path(settings)
-    if not path.is_file():
+    ev = settings.evaluator
+    if not path.is_file() or (ev.nugget_matcher is None and not _is_current_matcher(path)):
         print(f"biocite: calibrating the nugget matcher once into {path}", file=sys.stderr)
-        ev = settings.evaluator
-        calibrate_nuggets(_embedder(settings), embedder_name=ev.nugget_model, seed=ev.seed).save(path)
+        calibrate_matcher(settings).save(path)
     return MatchModel.load(path)
+
+
+def calibrate_matcher(settings: Settings, n_trials: int = 80) -> MatchModel:
+    ev = settings.evaluator
+    return calibrate_nuggets(Embedder(ev.nugget_model, settings), seed=ev.seed, n_trials=n_trials)
+
+
+def _is_current_matcher(path: Path) -> bool:
+    try:
+        return is_current_matcher(json.loads(path.read_text()))
+    except (OSError, json.JSONDecodeError):
+        return False
 
 
 def matcher_agreement(matcher: MatchModel) -> str:
@@ -214,10 +228,11 @@ def build_evaluator(
         retriever = open_retriever(settings)
         k = ev.retrieved_k
         retrieve = lambda q: [h.pmid for h in retriever.search(q, k=k, stage="bm25")]  # noqa: E731
-    embed = _embedder(settings) if ({"nuggets", "correctness"} & set(metrics) or kind == "llm") else None
-    matcher = None
+    embed = _embedder(settings) if ("correctness" in metrics or kind == "llm") else None
+    matcher = encode_tokens = None
     if "nuggets" in metrics and gold:
         matcher = load_or_calibrate_matcher(settings)
+        encode_tokens = Embedder(ev.nugget_model, settings).encode_tokens
         info["nugget_matcher"] = matcher.model_id
         info["nugget_matcher_agreement"] = matcher_agreement(matcher)
     completeness = _judge(settings, "completeness", cache, kind) if "completeness" in metrics else None
@@ -236,6 +251,7 @@ def build_evaluator(
         completeness_judge=completeness,
         support_judge=support,
         embed=embed,
+        encode_tokens=encode_tokens,
         matcher=matcher,
         gold=gold,
         nuggetize=nuggetize,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -79,6 +79,11 @@ def use_bf16(precision: str) -> bool:
     return precision == "bf16" or (precision == "auto" and cpu_has_native_bf16())
 
 
+class TokenVectors(NamedTuple):
+    ids: np.ndarray  # wordpiece ids, int64
+    vectors: np.ndarray  # one L2-normalised row per id, float32
+
+
 class Embedder:
     """L2-normalised float32 embeddings, so a dot product is a cosine. Models load once per process."""
 
@@ -111,3 +116,34 @@ class Embedder:
                 normalize_embeddings=True,
             )
         return vectors.float().cpu().numpy()
+
+    def encode_tokens(self, texts: Sequence[str], *, batch_size: int = 64) -> list[TokenVectors]:
+        """Each text's wordpiece ids and L2-normalised contextual token vectors, special tokens dropped (the
+        nugget matcher's token-level soft recall)."""
+        import torch
+
+        if not texts:
+            return []
+        with torch.autocast(self.device.split(":")[0], dtype=torch.bfloat16, enabled=self.bf16):
+            per_text = self.model.encode(
+                list(texts),
+                batch_size=batch_size,
+                output_value="token_embeddings",
+                convert_to_tensor=False,
+                convert_to_numpy=False,
+            )
+        tokenizer = self.model.tokenizer
+        special = set(tokenizer.all_special_ids)
+        encoded = tokenizer(list(texts), truncation=True, max_length=self.model.max_seq_length)["input_ids"]
+        out = []
+        for ids, vectors in zip(encoded, per_text, strict=True):
+            v = vectors.float().cpu().numpy()
+            keep = [k for k, x in enumerate(ids[: len(v)]) if x not in special]
+            v = v[keep]
+            v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+            out.append(TokenVectors(np.array([ids[k] for k in keep], dtype=np.int64), v))
+        return out
+
+    def wordpieces(self, texts: Sequence[str]) -> list[list[int]]:
+        """Wordpiece ids of each text, untruncated and without special tokens (document frequencies)."""
+        return list(self.model.tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"])

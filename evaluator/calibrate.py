@@ -4,11 +4,12 @@ Labelled (answer, gold nugget) pairs come from two K-QA sources, split by questi
 - physician answers against their own must-have statements (positives: the physicians wrote those
   statements from that answer) plus the must-have statements of one other question (negatives);
 - the 399 physician entailment labels of LLM answers (Entailment = match; Neutral / Contradiction = no match).
-The mixture is fitted (unsupervised) on every cosine of the train items; the P(match) threshold is tuned by
-Optuna on three objectives (F1 averaged over the two sources, so the 259 human labels weigh as much as the
-~1,000 physician pairs; mean similarity of the kept alignments, number of alignments).
+Each gold nugget is scored by its token recall against the whole answer (`nuggets.token_recall`, idf over the
+shipped corpus's abstracts). The mixture is fitted (unsupervised) on every score of the train items; the
+P(match) threshold is tuned by Optuna on three objectives (F1 averaged over the two sources, so the 259 human
+labels weigh as much as the ~1,000 physician pairs; mean score of the matched nuggets; number matched).
 Selection rule on the Pareto front: the highest F1; among trials within 0.005 F1 of it, the one with the
-highest mean matched similarity (the more conservative threshold); then the lower threshold.
+highest mean matched score (the more conservative threshold); then the lower threshold.
 """
 
 from __future__ import annotations
@@ -16,20 +17,23 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from biocite.embedder import TokenVectors
 from biocite.evaluator.nuggets import (
+    Idf,
     MatchModel,
     clause_nuggets,
     fit_mixture,
-    greedy_match,
     match_component_of,
     mixture_to_dict,
+    token_recall,
 )
 from biocite.heads import data_fingerprint
 from biocite.kqa import KQAQuestion, NLILabel, load_nli_labels, load_questions, split_of
+from biocite.support_data import CORPUS_FILE, load_abstracts
 
 F1_TOLERANCE = 0.005
 SOURCES = ("physician", "nli")
@@ -43,7 +47,17 @@ class Item:
     answer_nuggets: list[str]
     gold: list[str]
     labels: dict[int, bool]
-    sim: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    scores: np.ndarray = field(default_factory=lambda: np.zeros(0))  # token recall of each gold nugget
+
+
+class TokenEncoder(Protocol):
+    """What the calibrator needs of `biocite.embedder.Embedder`."""
+
+    name: str
+
+    def encode_tokens(self, texts: Sequence[str]) -> list[TokenVectors]: ...
+
+    def wordpieces(self, texts: Sequence[str]) -> list[list[int]]: ...
 
 
 def physician_items(questions: Sequence[KQAQuestion], seed: int) -> list[Item]:
@@ -72,18 +86,17 @@ def nli_items(rows: Sequence[NLILabel]) -> list[Item]:
     return items
 
 
-def attach_similarities(items: list[Item], embed: Any) -> None:
+def corpus_idf(encoder: TokenEncoder) -> Idf:
+    """Wordpiece idf over the shipped corpus's abstracts (a PubMed sample, not the questions scored)."""
+    return Idf.of_documents(encoder.wordpieces(list(load_abstracts().values())), corpus=CORPUS_FILE.name)
+
+
+def attach_scores(items: list[Item], encoder: TokenEncoder, idf: Idf) -> None:
     texts = sorted({t for it in items for t in [*it.answer_nuggets, *it.gold]})
-    vectors = embed(texts)
-    row = {t: i for i, t in enumerate(texts)}
+    tokens = dict(zip(texts, encoder.encode_tokens(texts), strict=True))
     for it in items:
-        a = (
-            vectors[[row[t] for t in it.answer_nuggets]]
-            if it.answer_nuggets
-            else np.zeros((0, vectors.shape[1]))
-        )
-        g = vectors[[row[t] for t in it.gold]]
-        it.sim = a @ g.T
+        clauses = [tokens[t] for t in it.answer_nuggets]
+        it.scores = np.array([token_recall(tokens[g], clauses, idf)[0] for g in it.gold])
 
 
 @dataclass
@@ -92,7 +105,7 @@ class Scores:
     fp: int = 0
     fn: int = 0
     tn: int = 0
-    sims: list[float] = field(default_factory=list)
+    matched_scores: list[float] = field(default_factory=list)
 
     def f1(self) -> float:
         denom = 2 * self.tp + self.fp + self.fn
@@ -118,11 +131,10 @@ class Scores:
 def evaluate_items(items: Sequence[Item], matcher: MatchModel) -> Scores:
     scores = Scores()
     for it in items:
-        aligned = greedy_match(it.sim, matcher.p_match(it.sim), matcher.threshold)
-        matched = {a.gold_index for a in aligned}
-        scores.sims.extend(a.similarity for a in aligned)
+        matched = matcher.p_match(it.scores) >= matcher.threshold
+        scores.matched_scores.extend(float(x) for x in it.scores[matched])
         for k, want in it.labels.items():
-            got = k in matched
+            got = bool(matched[k])
             scores.tp += got and want
             scores.fp += got and not want
             scores.fn += want and not got
@@ -131,16 +143,15 @@ def evaluate_items(items: Sequence[Item], matcher: MatchModel) -> Scores:
 
 
 def choose_from_front(front: list[tuple[float, float, float, float]]) -> tuple[float, float, float, float]:
-    """front: (threshold, f1, mean similarity, alignments). See the module docstring for the rule."""
+    """front: (threshold, f1, mean matched score, nuggets matched). See the module docstring for the rule."""
     best_f1 = max(t[1] for t in front)
     near = [t for t in front if t[1] >= best_f1 - F1_TOLERANCE]
     return sorted(near, key=lambda t: (-t[2], t[0]))[0]
 
 
 def calibrate_nuggets(
-    embed: Any,
+    encoder: TokenEncoder,
     *,
-    embedder_name: str,
     seed: int = 13,
     n_trials: int = 80,
     questions: Sequence[KQAQuestion] | None = None,
@@ -156,10 +167,10 @@ def calibrate_nuggets(
         [r for r in nli if split_of(r.question, seed) == "train"]
     )
     test = physician_items(test_q, seed) + nli_items([r for r in nli if split_of(r.question, seed) == "test"])
-    attach_similarities(train + test, embed)
+    idf = corpus_idf(encoder)
+    attach_scores(train + test, encoder, idf)
 
-    all_sims = np.concatenate([it.sim.ravel() for it in train if it.sim.size])
-    mixture = fit_mixture(all_sims, seed)
+    mixture = fit_mixture(np.concatenate([it.scores for it in train]), seed)
     fit_rows = [
         {
             "source": it.source,
@@ -170,7 +181,8 @@ def calibrate_nuggets(
         for it in train
     ]
     base = MatchModel(
-        embedder=embedder_name,
+        embedder=encoder.name,
+        idf=idf,
         mixture=mixture_to_dict(mixture),
         match_component=match_component_of(mixture),
         threshold=0.5,
@@ -180,9 +192,9 @@ def calibrate_nuggets(
     def objective(trial: optuna.Trial) -> tuple[float, float, float]:
         base.threshold = trial.suggest_float("threshold", 0.01, 0.99)
         parts = [evaluate_items([it for it in train if it.source == src], base) for src in SOURCES]
-        sims = [x for s in parts for x in s.sims]
+        matched = [x for s in parts for x in s.matched_scores]
         f1 = float(np.mean([s.f1() for s in parts]))
-        return f1, float(np.mean(sims)) if sims else 0.0, float(len(sims))
+        return f1, float(np.mean(matched)) if matched else 0.0, float(len(matched))
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(
@@ -203,7 +215,7 @@ def calibrate_nuggets(
         "test_questions": len(test_q),
     }
     base.selection = {
-        "rule": "max F1; within 0.005 of it, max mean matched similarity; then lower threshold",
+        "rule": "max F1; within 0.005 of it, max mean matched score; then lower threshold",
         "n_trials": n_trials,
         "pareto_front": [[round(x, 4) for x in t] for t in sorted(front)],
         "chosen": [round(x, 4) for x in chosen],

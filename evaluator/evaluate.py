@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 from tqdm import tqdm
 
 from biocite.evaluator.judges import UNDETERMINED, Judge, JudgeCache
-from biocite.evaluator.nuggets import MatchModel, NuggetResult, clause_nuggets, score_nuggets
+from biocite.evaluator.nuggets import EncodeTokens, MatchModel, NuggetResult, clause_nuggets, score_nuggets
 from biocite.evaluator.runs import Run, RunEntry
 from biocite.evaluator.sources import WINDOW, AbstractSource, doc_sentences, windows
 
@@ -87,6 +87,7 @@ class Evaluator:
         completeness_judge: Judge | None = None,
         support_judge: Judge | None = None,
         embed: Embed | None = None,
+        encode_tokens: EncodeTokens | None = None,
         matcher: MatchModel | None = None,
         gold: dict[str, list[str]] | None = None,
         nuggetize: Callable[[str], tuple[list[str], str]] | None = None,
@@ -104,6 +105,7 @@ class Evaluator:
         self.completeness_judge = completeness_judge
         self.support_judge = support_judge
         self.embed = embed
+        self.encode_tokens = encode_tokens
         self.matcher = matcher
         self.gold = gold or {}
         self.nuggetize = nuggetize or (lambda text: (clause_nuggets(text), "clause"))
@@ -297,11 +299,11 @@ class Evaluator:
 
     def _nuggets(self, entry: RunEntry, result: QuestionResult) -> None:
         gold = self.gold.get(entry.topic_id)
-        if gold is None or self.embed is None or self.matcher is None:
+        if gold is None or self.encode_tokens is None or self.matcher is None:
             return  # no gold nuggets for this topic: nugget scores stay absent (reported as n = 0)
         text = " ".join(s.text for s in entry.answer.sentences)
         nuggets, how = self.nuggetize(text)
-        result.nuggets = score_nuggets(nuggets, gold, self.embed, self.matcher, nuggetizer=how)
+        result.nuggets = score_nuggets(nuggets, gold, self.encode_tokens, self.matcher, nuggetizer=how)
         result.scores["nugget_precision"] = result.nuggets.precision
         result.scores["nugget_recall"] = result.nuggets.recall
 

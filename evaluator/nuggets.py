@@ -1,15 +1,19 @@
-"""Nugget precision and recall: nuggetize, embed, P(match) from a 1-D Bayesian Gaussian mixture, 1:1 matching.
+"""Nugget precision and recall: nuggetize the answer into clauses; score each gold nugget by its idf-weighted
+token recall against the whole answer (BERTScore recall); P(match) from a 1-D Bayesian Gaussian mixture.
 
-The fitted mixture and threshold live in a versioned JSON artifact (`MatchModel`), written by
+Whole-answer recall, not a clause-to-nugget cosine: a physician's statement is often spread over two clauses
+of an answer. On K-QA's held-out questions it agrees better with the physicians (bench/kqa_token_recall.py).
+The fitted mixture, threshold and idf table live in a versioned JSON artifact (`MatchModel`), written by
 `biocite calibrate nuggets` (see `calibrate.py`); never pickled, so it loads across library versions.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,13 +21,15 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from biocite.embedder import TokenVectors
 from biocite.errors import ModelError
 from biocite.files import atomic_write_text
 from biocite.runformats import strip_inline_citations as strip_citations
 from biocite.sentences import BULLET, split_text
 
 ARTIFACT_KIND = "biocite.nugget_matcher"
-ARTIFACT_VERSION = 1
+ARTIFACT_VERSION = 2  # version 1 scored the cosine of (answer clause, gold nugget), matched one to one
+SCORE = "token-recall"
 
 # Clause boundaries: semicolons, and a comma followed by a coordinating/contrasting word.
 _CLAUSE = re.compile(r";\s+|,\s+(?=(?:and|but|while|whereas|although|though|however|which|so)\s)", re.I)
@@ -95,12 +101,58 @@ def mixture_from_dict(data: dict[str, Any]) -> Any:
     return model
 
 
+class Idf(BaseModel):
+    """Wordpiece inverse document frequencies over a corpus, log((N + 1) / (df + 1)): rare words weigh more in
+    the token recall, so "rivaroxaban" counts for more than "the"."""
+
+    corpus: str
+    n_docs: int
+    df: dict[str, int]  # wordpiece id -> documents containing it (ids absent: none)
+
+    _table: dict[int, float] | None = None
+
+    @classmethod
+    def of_documents(cls, wordpieces: Sequence[Sequence[int]], corpus: str) -> Idf:
+        df: Counter[int] = Counter()
+        for ids in wordpieces:
+            df.update(set(ids))
+        return cls(corpus=corpus, n_docs=len(wordpieces), df={str(k): v for k, v in sorted(df.items())})
+
+    def weights(self, ids: np.ndarray) -> np.ndarray:
+        if self._table is None:
+            self._table = {int(k): math.log((self.n_docs + 1) / (v + 1)) for k, v in self.df.items()}
+        unseen = math.log(self.n_docs + 1)
+        return np.array([self._table.get(int(i), unseen) for i in ids], dtype=np.float64)
+
+
+def token_recall(nugget: TokenVectors, clauses: Sequence[TokenVectors], idf: Idf) -> tuple[float, np.ndarray]:
+    """BERTScore recall (Zhang et al., 2020) of a gold nugget: each of its wordpieces takes its best cosine to
+    any wordpiece of the answer, and the mean is idf-weighted. Returns the whole answer's recall and each
+    clause's own (which clause carries the nugget)."""
+    if not clauses or len(nugget.ids) == 0:
+        return 0.0, np.zeros(len(clauses))
+    w = idf.weights(nugget.ids)
+    w = w / max(float(w.sum()), 1e-12)
+    sims = nugget.vectors @ np.concatenate([c.vectors for c in clauses]).T
+    bounds = np.cumsum([0, *(len(c.ids) for c in clauses)])
+    per_clause = np.array(
+        [
+            float(sims[:, a:b].max(axis=1) @ w) if b > a else 0.0
+            for a, b in zip(bounds, bounds[1:], strict=False)
+        ]
+    )
+    return float(sims.max(axis=1) @ w), per_clause
+
+
 class MatchModel(BaseModel):
-    """The calibrated matcher: mixture over cosine similarities, which component means "match", threshold."""
+    """The calibrated matcher: a mixture over token recalls, which component means "match", a threshold on
+    P(match), and the idf table the recall is weighted by."""
 
     kind: str = ARTIFACT_KIND
     version: int = ARTIFACT_VERSION
     embedder: str = "minilm"
+    score: str = SCORE
+    idf: Idf
     mixture: dict[str, Any]
     match_component: int
     threshold: float  # on P(match)
@@ -113,18 +165,17 @@ class MatchModel(BaseModel):
 
     _model: Any = None
 
-    def p_match(self, similarities: np.ndarray) -> np.ndarray:
+    def p_match(self, scores: np.ndarray) -> np.ndarray:
         if self._model is None:
             self._model = mixture_from_dict(self.mixture)
-        sims = np.asarray(similarities, dtype=np.float64)
-        if sims.size == 0:
-            return sims.astype(np.float64)
-        proba = self._model.predict_proba(sims.reshape(-1, 1))[:, self.match_component]
-        return proba.reshape(sims.shape)
+        x = np.asarray(scores, dtype=np.float64)
+        if x.size == 0:
+            return x
+        return self._model.predict_proba(x.reshape(-1, 1))[:, self.match_component].reshape(x.shape)
 
     @property
     def model_id(self) -> str:
-        return f"{self.embedder}:bgmm:{self.fit_data_sha256[:12]}:t{self.threshold:.4f}"
+        return f"{self.embedder}:{self.score}:bgmm:{self.fit_data_sha256[:12]}:t{self.threshold:.4f}"
 
     def save(self, path: Path) -> None:
         atomic_write_text(path, self.model_dump_json(indent=2))
@@ -137,7 +188,7 @@ class MatchModel(BaseModel):
             data = json.loads(path.read_text())
         except json.JSONDecodeError as exc:
             raise ModelError(f"{path}: unreadable JSON ({exc.msg}, line {exc.lineno})") from None
-        if data.get("kind") != ARTIFACT_KIND or data.get("version") != ARTIFACT_VERSION:
+        if not is_current(data):
             raise ModelError(
                 f"{path}: kind/version {data.get('kind')}/{data.get('version')}, this biocite reads "
                 f"{ARTIFACT_KIND}/{ARTIFACT_VERSION}; re-run `biocite calibrate nuggets`"
@@ -145,78 +196,61 @@ class MatchModel(BaseModel):
         return cls.model_validate(data)
 
 
+def is_current(data: Any) -> bool:
+    """A matcher artifact this biocite reads (version 1 scored clause cosines)."""
+    return (
+        isinstance(data, dict)
+        and data.get("kind") == ARTIFACT_KIND
+        and data.get("version") == ARTIFACT_VERSION
+    )
+
+
 def match_component_of(mixture: Any) -> int:
-    """The component with the higher mean similarity is the "match" component."""
+    """The component with the higher mean score is the "match" component."""
     return int(np.argmax(np.asarray(mixture.means_).ravel()))
 
 
 # --- matching -----------------------------------------------------------------------------------------
 
 
-@dataclass
-class Alignment:
-    answer_index: int
-    gold_index: int
-    similarity: float
-    p_match: float
-
-
-def greedy_match(similarity: np.ndarray, p_match: np.ndarray, threshold: float) -> list[Alignment]:
-    """One-to-one greedy matching: pairs in decreasing similarity, kept while both sides are free and
-    P(match) >= threshold."""
-    if similarity.size == 0:
-        return []
-    order = np.argsort(-similarity, axis=None, kind="stable")
-    rows, cols = np.unravel_index(order, similarity.shape)
-    used_a: set[int] = set()
-    used_g: set[int] = set()
-    out: list[Alignment] = []
-    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
-        if i in used_a or j in used_g or p_match[i, j] < threshold:
-            continue
-        used_a.add(i)
-        used_g.add(j)
-        out.append(Alignment(i, j, float(similarity[i, j]), float(p_match[i, j])))
-        if len(used_a) == similarity.shape[0] or len(used_g) == similarity.shape[1]:
-            break
-    return out
-
-
 class NuggetResult(BaseModel):
     answer_nuggets: list[str]
     gold_nuggets: list[str]
-    alignments: list[tuple[int, int, float, float]]  # (answer index, gold index, similarity, P(match))
+    # (answer clause carrying it, gold index, token recall, P(match)), one per matched gold nugget
+    alignments: list[tuple[int, int, float, float]]
     precision: float | None  # None when the answer has no nuggets
     recall: float | None  # None when there are no gold nuggets
     nuggetizer: str
 
 
-Embed = Callable[[Sequence[str]], np.ndarray]
+EncodeTokens = Callable[[Sequence[str]], list[TokenVectors]]
 
 
 def score_nuggets(
     answer_nuggets: list[str],
     gold_nuggets: list[str],
-    embed: Embed,
+    encode_tokens: EncodeTokens,
     matcher: MatchModel,
     nuggetizer: str = "clause",
 ) -> NuggetResult:
-    a = embed(answer_nuggets)
-    g = embed(gold_nuggets)
-    sim = (
-        a @ g.T
-        if len(answer_nuggets) and len(gold_nuggets)
-        else np.zeros((len(answer_nuggets), len(gold_nuggets)))
-    )
-    aligned = greedy_match(sim, matcher.p_match(sim), matcher.threshold)
+    """Recall: gold nuggets whose token recall against the whole answer clears the threshold. Precision:
+    answer clauses that carry a matched gold nugget (the clause with the nugget's highest own recall)."""
+    tokens = encode_tokens([*answer_nuggets, *gold_nuggets])
+    clauses, gold = tokens[: len(answer_nuggets)], tokens[len(answer_nuggets) :]
+    recalls = [token_recall(g, clauses, matcher.idf) for g in gold]
+    p = matcher.p_match(np.array([whole for whole, _ in recalls]))
+    alignments = [
+        (int(np.argmax(per_clause)), k, round(whole, 4), round(float(p[k]), 4))
+        for k, (whole, per_clause) in enumerate(recalls)
+        if clauses and p[k] >= matcher.threshold
+    ]
+    carrying = {a[0] for a in alignments}
     return NuggetResult(
         answer_nuggets=answer_nuggets,
         gold_nuggets=gold_nuggets,
-        alignments=[
-            (x.answer_index, x.gold_index, round(x.similarity, 4), round(x.p_match, 4)) for x in aligned
-        ],
-        precision=len(aligned) / len(answer_nuggets) if answer_nuggets else None,
-        recall=len(aligned) / len(gold_nuggets) if gold_nuggets else None,
+        alignments=alignments,
+        precision=len(carrying) / len(answer_nuggets) if answer_nuggets else None,
+        recall=len(alignments) / len(gold_nuggets) if gold_nuggets else None,
         nuggetizer=nuggetizer,
     )
 

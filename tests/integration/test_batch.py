@@ -124,13 +124,7 @@ def test_report_on_a_small_run(setup, tmp_path: Path) -> None:
         )
         head.save(tmp_path / f"{task}_head", meta={"train_data_sha256": "t" * 64})
     embedder = Embedder("minilm")
-    matcher = calibrate_nuggets(
-        lambda texts: embedder.encode(list(texts)),
-        embedder_name="minilm",
-        n_trials=5,
-        questions=load_questions()[:20],
-        nli=[],
-    )
+    matcher = calibrate_nuggets(embedder, n_trials=5, questions=load_questions()[:20], nli=[])
     matcher.save(tmp_path / "matcher.json")
     settings = settings.model_copy(
         update={

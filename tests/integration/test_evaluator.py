@@ -27,17 +27,16 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def embed():
+def embedder():
     from biocite.embedder import Embedder
 
-    e = Embedder("minilm")
-    return lambda texts: e.encode(list(texts))
+    return Embedder("minilm")
 
 
-def test_calibrate_on_subset_round_trips(tmp_path, embed) -> None:
+def test_calibrate_on_subset_round_trips(tmp_path, embedder) -> None:
     qs = load_questions()[:40]
     nli = [r for r in load_nli_labels() if r.question in {q.question for q in qs}]
-    m = calibrate_nuggets(embed, embedder_name="minilm", n_trials=8, questions=qs, nli=nli)
+    m = calibrate_nuggets(embedder, n_trials=8, questions=qs, nli=nli)
     assert 0.01 <= m.threshold <= 0.99 and len(m.fit_data_sha256) == 64
     assert m.selection["mixture_means"][m.match_component] == max(m.selection["mixture_means"])
     m.save(tmp_path / "m.json")
@@ -47,7 +46,7 @@ def test_calibrate_on_subset_round_trips(tmp_path, embed) -> None:
     assert m.metrics["test"]["physician"]["f1"] > 0.6
 
 
-def test_evaluate_compare_and_cache(tmp_path, embed) -> None:
+def test_evaluate_compare_and_cache(tmp_path, embedder) -> None:
     from biocite.heads import PairClassifier
 
     pairs = [
@@ -65,9 +64,7 @@ def test_evaluate_compare_and_cache(tmp_path, embed) -> None:
         progress=False,
     )
     head.save(tmp_path / "citation_head", meta={"train_data_sha256": "t" * 64})
-    matcher = calibrate_nuggets(
-        embed, embedder_name="minilm", n_trials=5, questions=load_questions()[:20], nli=[]
-    )
+    matcher = calibrate_nuggets(embedder, n_trials=5, questions=load_questions()[:20], nli=[])
     matcher.save(tmp_path / "matcher.json")
     settings = load_settings(
         "default",
@@ -185,3 +182,28 @@ def test_first_use_replaces_an_earlier_fine_tuned_head_and_keeps_a_named_one(tmp
     ev = settings.evaluator.model_copy(update={"completeness_head": named})
     kept = _judge(settings.model_copy(update={"evaluator": ev}), "completeness", cache, "support")
     assert kept.name == "head:completeness:tttttttttttt" and not (named / "judge.json").exists()
+
+
+def test_calibrate_nuggets_reaches_the_measured_figure_and_an_earlier_matcher_is_refitted(tmp_path) -> None:
+    """The installed command fits the token-recall matcher on K-QA train questions (seeded: the held-out
+    figures of bench/kqa_token_recall.py). At the default path a version-1 matcher (clause cosines) is refitted
+    on first use; one the user names is refused with the command to run."""
+    from biocite.app.evaluation import load_or_calibrate_matcher, matcher_path
+    from biocite.errors import ModelError
+
+    done = _biocite(tmp_path, "calibrate", "nuggets", "--json")
+    assert done.returncode == 0, done.stderr
+    test = json.loads(done.stdout)["metrics"]["test"]
+    assert test["physician"]["f1"] > 0.95, test  # 0.869 with the clause cosine
+    assert test["nli"]["f1"] > test["nli"]["match_everything_f1"] + 0.02, test  # 0.5865 vs 0.5492
+    settings = load_settings("test", [f"home={tmp_path}"])
+    default = matcher_path(settings)
+    earlier = json.loads(default.read_text()) | {"version": 1}
+    default.write_text(json.dumps(earlier))
+    refitted = load_or_calibrate_matcher(settings)
+    assert refitted.version == 2 and refitted.metrics["test"] == test
+    named = tmp_path / "mine.json"
+    named.write_text(json.dumps(earlier))
+    ev = settings.evaluator.model_copy(update={"nugget_matcher": named})
+    with pytest.raises(ModelError, match="re-run `biocite calibrate nuggets`"):
+        load_or_calibrate_matcher(settings.model_copy(update={"evaluator": ev}))

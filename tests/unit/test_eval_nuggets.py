@@ -1,20 +1,26 @@
-"""Nugget matching: clause nuggetizer, mixture artifact round trip, greedy one-to-one matching."""
+"""Nugget matching: clause nuggetizer, mixture artifact round trip, idf-weighted token recall."""
 
 from __future__ import annotations
 
-import numpy as np
+import json
 
+import numpy as np
+import pytest
+
+from biocite.embedder import TokenVectors
+from biocite.errors import ModelError
 from biocite.evaluator.calibrate import Scores, choose_from_front
 from biocite.evaluator.nuggets import (
+    Idf,
     MatchModel,
     clause_nuggets,
     fit_mixture,
-    greedy_match,
     match_component_of,
     mixture_to_dict,
     parse_llm_nuggets,
     score_nuggets,
     strip_citations,
+    token_recall,
 )
 
 
@@ -41,11 +47,22 @@ def test_parse_llm_nuggets() -> None:
     assert parse_llm_nuggets(raw) == ["Aspirin lowers fever.", "It reduces pain in adults"]
 
 
+# A toy vocabulary: wordpiece id -> a unit vector; id 0 is a common word, the others rare.
+VOCAB = {0: [1, 0, 0, 0], 1: [0, 1, 0, 0], 2: [0, 0, 1, 0], 3: [0, 0, 0, 1]}
+IDF = Idf.of_documents([[0, 1], [0, 2], [0, 3], [0]], corpus="toy")
+
+
+def _tokens(text: str) -> TokenVectors:
+    ids = [int(c) for c in text.split()]
+    return TokenVectors(np.array(ids, dtype=np.int64), np.array([VOCAB[i] for i in ids], dtype=np.float32))
+
+
 def _matcher(threshold: float = 0.5) -> MatchModel:
     rng = np.random.default_rng(0)
-    sims = np.concatenate([rng.normal(0.2, 0.05, 300), rng.normal(0.85, 0.05, 100)])
-    mixture = fit_mixture(sims, seed=0)
+    scores = np.concatenate([rng.normal(0.2, 0.05, 300), rng.normal(0.85, 0.05, 100)])
+    mixture = fit_mixture(scores, seed=0)
     return MatchModel(
+        idf=IDF,
         mixture=mixture_to_dict(mixture),
         match_component=match_component_of(mixture),
         threshold=threshold,
@@ -60,26 +77,34 @@ def test_mixture_round_trip_is_exact(tmp_path) -> None:
     x = np.linspace(0, 1, 21)
     assert np.allclose(m.p_match(x), back.p_match(x))
     assert back.p_match(np.array([0.9]))[0] > 0.9 > back.p_match(np.array([0.2]))[0]
+    assert back.idf.weights(np.array([1]))[0] > back.idf.weights(np.array([0]))[0]
 
 
-def test_greedy_match_is_one_to_one() -> None:
-    sim = np.array([[0.9, 0.8], [0.85, 0.3], [0.1, 0.2]])
-    p = (sim > 0.5).astype(float)
-    out = greedy_match(sim, p, 0.5)
-    assert [(a.answer_index, a.gold_index) for a in out] == [(0, 0)]  # row 1's only good column is taken
-    sim2 = np.array([[0.9, 0.8], [0.3, 0.85]])
-    assert {(a.answer_index, a.gold_index) for a in greedy_match(sim2, sim2, 0.5)} == {(0, 0), (1, 1)}
+def test_an_earlier_matcher_version_is_refused_with_the_command_to_run(tmp_path) -> None:
+    data = json.loads(_matcher().model_dump_json()) | {"version": 1}
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    with pytest.raises(ModelError, match="re-run `biocite calibrate nuggets`"):
+        MatchModel.load(tmp_path / "old.json")
 
 
-def test_score_nuggets_precision_recall() -> None:
-    vocab = {"a": [1, 0, 0], "b": [0, 1, 0], "c": [0, 0, 1]}
+def test_token_recall_weighs_rare_words_and_reads_across_clauses() -> None:
+    whole, per_clause = token_recall(_tokens("0 1 2"), [_tokens("0 1"), _tokens("2")], IDF)
+    assert whole == pytest.approx(1.0)  # every wordpiece is found, in one clause or the other
+    assert per_clause == pytest.approx([0.5, 0.5])  # word 0 is in every document: it weighs nothing
+    missing_rare, _ = token_recall(_tokens("0 1"), [_tokens("0")], IDF)
+    missing_common, _ = token_recall(_tokens("0 1"), [_tokens("1")], IDF)
+    assert missing_common > missing_rare  # losing the rare word costs more
+    assert token_recall(_tokens("1"), [], IDF)[0] == 0.0
 
-    def embed(texts):
-        return np.array([vocab[t] for t in texts], dtype=np.float32)
 
-    r = score_nuggets(["a", "b"], ["a", "c", "b"], embed, _matcher())
-    assert r.precision == 1.0 and abs(r.recall - 2 / 3) < 1e-9
-    assert score_nuggets([], ["a"], embed, _matcher()).precision is None
+def test_score_nuggets_precision_counts_clauses_that_carry_a_matched_nugget() -> None:
+    def encode(texts):
+        return [_tokens(t) for t in texts]
+
+    r = score_nuggets(["1", "2", "0"], ["1", "3", "2"], encode, _matcher())
+    assert [(a[0], a[1]) for a in r.alignments] == [(0, 0), (1, 2)]
+    assert r.recall == pytest.approx(2 / 3) and r.precision == pytest.approx(2 / 3)  # clause "0" carries none
+    assert score_nuggets([], ["1"], encode, _matcher()).precision is None
 
 
 def test_pareto_choice_rule() -> None:

@@ -53,7 +53,6 @@ ENTRY_POINT_LAZY: dict[str, set[str]] = {
         "biocite.app.evaluation",
         "biocite.app.runfiles",
         "biocite.app.server",
-        "biocite.evaluator.calibrate",
         "biocite.evaluator.completeness",
         "biocite.evaluator.heads",
         "biocite.evaluator.runs",
