@@ -4,7 +4,8 @@ Modules:
 - `runs`: run-file readers (biocite JSON / JSONL, TREC BioGen 2024 and 2025, BioACE) -> `Run`.
 - `evaluate`: `Evaluator` (completeness, correctness, citation support, nuggets), `summarise` (bootstrap 95%
   CIs, undetermined counts, abstentions apart), `compare` (paired differences A - B).
-- `nuggets`: clause nuggetizer, `MatchModel` (BGMM over cosines -> P(match), threshold), greedy 1:1 matching.
+- `nuggets`: clause nuggetizer, token recall of a gold nugget against the whole answer, `MatchModel` (BGMM over
+  those recalls -> P(match), threshold, the idf table).
 - `calibrate`: fits the `MatchModel` on K-QA (Optuna, multi-objective) and reports held-out agreement.
 - `heads`: training data and training of the completeness (K-QA, proxy) and citation-support (CitInt) heads.
 - `judges`: `HeadJudge`, `LLMJudge`, `JudgeCache` (JSONL, keyed by model, prompt version and input).
