@@ -196,6 +196,24 @@ def test_calibrate_nuggets_reaches_the_measured_figure_and_an_earlier_matcher_is
     test = json.loads(done.stdout)["metrics"]["test"]
     assert test["physician"]["f1"] > 0.95, test  # 0.869 with the clause cosine
     assert test["nli"]["f1"] > test["nli"]["match_everything_f1"] + 0.02, test  # 0.5865 vs 0.5492
+
+    gold = {  # statements of two answers of the shipped BioGen run, each beside one no answer makes
+        "122": ["T-wave abnormalities can be related to a congenital coronary anomaly.",
+                "Smoking tobacco lowers blood pressure in adolescents."],
+        "123": ["A novel FBN1 mutation causes Marfan syndrome in the family.",
+                "Aspirin prevents migraine in children."],
+    }  # fmt: skip
+    (tmp_path / "gold.json").write_text(json.dumps(gold))
+    run = Path(__file__).parents[2] / "bench" / "runs" / "biogen2024_extractive.json"
+    out = tmp_path / "out"
+    done = _biocite(tmp_path, "evaluate", str(run), "--gold", str(tmp_path / "gold.json"),
+                    "--metrics", "nuggets", "--out", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    scored = {q["topic_id"]: q for q in json.loads((out / "metrics.json").read_text())["questions"]}
+    for topic in gold:
+        assert [a[1] for a in scored[topic]["nuggets"]["alignments"]] == [0], scored[topic]["nuggets"]
+    assert "token recall" in (out / "report.html").read_text()
+
     settings = load_settings("test", [f"home={tmp_path}"])
     default = matcher_path(settings)
     earlier = json.loads(default.read_text()) | {"version": 1}
