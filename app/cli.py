@@ -710,8 +710,7 @@ def calibrate_nuggets_cmd(
     for source, m in test.items():
         console.print(
             f"held-out {source:<9} accuracy {m['accuracy']:.3f}  F1 {m['f1']:.3f}  "
-            f"kappa {m['cohen_kappa']:.3f}"
-            f"  (n={m['n']})"
+            f"(matching every nugget {m['match_everything_f1']:.3f})  kappa {m['cohen_kappa']:.3f}  (n={m['n']})"
         )
     console.print(f"wrote {path}")
 
