@@ -124,11 +124,11 @@ def _holds_judge(folder: Path) -> bool:
 
 
 def load_or_calibrate_matcher(settings: Settings) -> MatchModel:
-    """The nugget matcher; fitted once on first use (K-QA train questions, about a minute). At the default
-    path an earlier biocite's matcher (another version) is refitted; one the user names is used as it is."""
+    """The nugget matcher; fitted once on first use (K-QA train questions, about 30 s). At the default path
+    one of another version or another `evaluator.nugget_model` is refitted; one the user names is used as it
+    is (with the embedder it was fitted with)."""
     path = matcher_path(settings)
-    ev = settings.evaluator
-    if not path.is_file() or (ev.nugget_matcher is None and not _is_current_matcher(path)):
+    if _needs_matcher_fit(settings, path):
         print(f"biocite: calibrating the nugget matcher once into {path}", file=sys.stderr)
         calibrate_matcher(settings).save(path)
     return MatchModel.load(path)
@@ -139,11 +139,16 @@ def calibrate_matcher(settings: Settings, n_trials: int = 80) -> MatchModel:
     return calibrate_nuggets(Embedder(ev.nugget_model, settings), seed=ev.seed, n_trials=n_trials)
 
 
-def _is_current_matcher(path: Path) -> bool:
-    try:
-        return is_current_matcher(json.loads(path.read_text()))
-    except (OSError, json.JSONDecodeError):
+def _needs_matcher_fit(settings: Settings, path: Path) -> bool:
+    if not path.is_file():
+        return True
+    if settings.evaluator.nugget_matcher is not None:
         return False
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return True  # biocite's own file, unreadable: fitted again
+    return not is_current_matcher(data) or data.get("embedder") != settings.evaluator.nugget_model
 
 
 def matcher_agreement(matcher: MatchModel) -> str:
@@ -232,7 +237,7 @@ def build_evaluator(
     matcher = encode_tokens = None
     if "nuggets" in metrics and gold:
         matcher = load_or_calibrate_matcher(settings)
-        encode_tokens = Embedder(ev.nugget_model, settings).encode_tokens
+        encode_tokens = Embedder(matcher.embedder, settings).encode_tokens  # its idf's wordpieces
         info["nugget_matcher"] = matcher.model_id
         info["nugget_matcher_agreement"] = matcher_agreement(matcher)
     completeness = _judge(settings, "completeness", cache, kind) if "completeness" in metrics else None

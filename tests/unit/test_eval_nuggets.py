@@ -115,3 +115,27 @@ def test_pareto_choice_rule() -> None:
 def test_scores_summary_kappa() -> None:
     s = Scores(tp=10, fp=0, fn=0, tn=10)
     assert s.summary()["cohen_kappa"] == 1.0 and s.summary()["f1"] == 1.0
+
+
+def test_a_default_matcher_of_another_version_or_embedder_is_refitted_a_named_one_never(tmp_path) -> None:
+    from biocite.app.evaluation import _needs_matcher_fit, matcher_path
+    from biocite.settings import load_settings
+
+    settings = load_settings("test", [f"home={tmp_path}"])
+    default = matcher_path(settings)
+    assert _needs_matcher_fit(settings, default)  # none yet
+    default.parent.mkdir(parents=True)
+    current = json.loads(_matcher().model_dump_json()) | {"embedder": settings.evaluator.nugget_model}
+    for data, refit in (
+        (current, False),
+        (current | {"version": 1}, True),
+        (current | {"embedder": "x"}, True),
+    ):
+        default.write_text(json.dumps(data))
+        assert _needs_matcher_fit(settings, default) is refit
+    default.write_text("{not json")
+    assert _needs_matcher_fit(settings, default)
+    named = tmp_path / "mine.json"
+    named.write_text(json.dumps(current | {"version": 1}))
+    ev = settings.evaluator.model_copy(update={"nugget_matcher": named})
+    assert not _needs_matcher_fit(settings.model_copy(update={"evaluator": ev}), named)
