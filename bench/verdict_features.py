@@ -12,6 +12,10 @@ weighting by 5-fold CV on train, mean of accuracy and macro-F1) over
   conclusions only (`support_data.pubmedqa_pairs`), so held-out questions are unseen by it;
 - direction: increase / decrease / negation words of the question and the evidence, their agreement, and
   how many question words a negated clause of the top sentence holds;
+- significance: the statistics the sentences report, read as numbers: p-values at or under 0.05 and over it,
+  confidence intervals that exclude the null (1 after a ratio, 0 after a difference) and that span it; of the
+  top sentence, weighted and maximum, and which side outnumbers the other. The same counts over the whole
+  source abstract ("sig abstract");
 - with the shipped qwen1.5b answer-word masses (train questions only): CV on train, no held-out figure.
 And two readings of the abstract (which sentences the cue head reads; the rows are rebuilt, the cues kept):
 - no metadata: the abstract's funding, registration and keyword lines left out (the agent's reading since
@@ -69,6 +73,15 @@ SIDE_EFFECTS = re.compile(
     r"\b(?:adverse|toxic\w*|side[- ]effects?|tolera\w+|safety|safe(?:ly)?|complications?)\b", re.I
 )
 WORD = re.compile(r"[a-z]{4,}")
+P_VALUE = re.compile(
+    r"\bp\s*(?:value\s*)?(<=|>=|[<=>≤≥])\s*(0?\.\d+|[01](?:\.\d+)?)(?:\s*[x×]\s*10\s*[-−]\s*(\d+))?", re.I
+)
+INTERVAL = re.compile(
+    r"(?:CI|confidence interval)\s*[,:;=]?\s*\[?\(?\s*(-?\d+(?:\.\d+)?)\s*(?:to|-|–|,)\s*(-?\d+(?:\.\d+)?)",
+    re.I,
+)
+RATIO = re.compile(r"\b(?:OR|RR|HR|IRR|aOR|aHR|ratio|odds|hazard|relative risk)\b", re.I)
+DIFFERENCE = re.compile(r"\b(?:difference|change|MD|WMD|SMD|mean|beta|β|coefficient)\b", re.I)
 Rows = Sequence[V.TrainingRow]
 
 
@@ -111,6 +124,40 @@ def direction_features(rows: Rows) -> np.ndarray:
             )
         )
     return np.vstack(out)
+
+
+def significance_counts(text: str) -> list[float]:
+    """[significant p, non-significant p, intervals excluding the null, intervals spanning it], each /3, capped."""
+    sig = nonsig = excludes = spans = 0
+    for m in P_VALUE.finditer(text):
+        value = float(m.group(2)) * (10 ** -int(m.group(3)) if m.group(3) else 1)
+        if m.group(1) in ("<", "≤", "<=", "=") and value <= 0.05:
+            sig += 1
+        elif m.group(1) in ("=", ">", "≥", ">=") and value > 0.05:
+            nonsig += 1
+    for m in INTERVAL.finditer(text):
+        low, high = sorted((float(m.group(1)), float(m.group(2))))
+        before = text[max(0, m.start() - 80) : m.start()]
+        null = 1.0 if RATIO.search(before) else 0.0 if DIFFERENCE.search(before) or low < 0 else 1.0
+        spans, excludes = (spans + 1, excludes) if low <= null <= high else (spans, excludes + 1)
+    return [min(x, 3) / 3 for x in (sig, nonsig, excludes, spans)]
+
+
+def significance_features(rows: Rows) -> np.ndarray:
+    out = []
+    for r in rows:
+        e = np.array([significance_counts(t) for t in r.texts])
+        total = e.sum(axis=0)
+        for_effect, against = total[0] + total[2], total[1] + total[3]
+        out.append(
+            np.hstack([e[0], _weights(r) @ e, e.max(axis=0), [for_effect > against, against > for_effect]])
+        )
+    return np.vstack(out)
+
+
+def abstract_significance(rows: Rows, store: Any) -> np.ndarray:
+    counts = [[significance_counts(s.text) for s in store.sentences(r.pmid)] for r in rows]
+    return np.vstack([np.minimum(np.sum(c, axis=0), 1.0) for c in counts])
 
 
 def _about_side_effects_only(question: str, text: str) -> bool:
@@ -175,6 +222,8 @@ def main() -> None:
     extra: dict[str, Callable[[Rows], np.ndarray]] = {
         "support": lambda rs: support_features(support, rs),
         "direction": direction_features,
+        "significance": significance_features,
+        "sig abstract": lambda rs: abstract_significance(rs, index.docs),
     }
     built = {name: (make(rows), make(held)) for name, make in extra.items()}
     report("cues (shipped)", x_tr, x_he, y_tr, y_he)
