@@ -692,8 +692,8 @@ def calibrate_nuggets_cmd(
     overrides: SetOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Fit the nugget matcher (token recall, mixture + threshold) on K-QA train questions; report on held-out
-    ones."""
+    """Fit the nugget matcher (mixture + threshold over token recall, or over the LLM's P(yes) with
+    -s evaluator.nugget_score=llm) on K-QA train questions; report on held-out ones."""
     from biocite.app.evaluation import calibrate_matcher, matcher_path
 
     settings = _settings(preset, overrides)
@@ -705,7 +705,8 @@ def calibrate_nuggets_cmd(
         return
     test = model.metrics["test"]
     console.print(
-        f"threshold P(match) >= {model.threshold:.4f}; fit data sha256 {model.fit_data_sha256[:16]}"
+        f"score {model.score}{f' ({model.llm})' if model.llm else ''}; threshold P(match) >= "
+        f"{model.threshold:.4f}; fit data sha256 {model.fit_data_sha256[:16]}"
     )
     for source, m in test.items():
         console.print(

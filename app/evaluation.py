@@ -15,8 +15,8 @@ from biocite.errors import InputError, ModelError
 from biocite.evaluator.calibrate import calibrate_nuggets
 from biocite.evaluator.completeness import JUDGE_FILE, is_current, load_judge_model, train_completeness
 from biocite.evaluator.evaluate import ALL_METRICS, Evaluator, QuestionResult, compare, summarise
-from biocite.evaluator.judges import HeadJudge, JudgeCache, LLMJudge, SupportJudge
-from biocite.evaluator.nuggets import MatchModel, clause_nuggets, parse_llm_nuggets
+from biocite.evaluator.judges import HeadJudge, JudgeCache, LLMJudge, NuggetJudge, SupportJudge
+from biocite.evaluator.nuggets import LLM_SCORE, SCORE, MatchModel, clause_nuggets, parse_llm_nuggets
 from biocite.evaluator.nuggets import is_current as is_current_matcher
 from biocite.evaluator.report import write_report
 from biocite.evaluator.runs import Run, RunEntry, load_run
@@ -123,20 +123,34 @@ def _holds_judge(folder: Path) -> bool:
     return (folder / "meta.json").is_file() or (folder / JUDGE_FILE).is_file()
 
 
-def load_or_calibrate_matcher(settings: Settings) -> MatchModel:
-    """The nugget matcher; fitted once on first use (K-QA train questions, about 30 s). At the default path
-    one of another version or another `evaluator.nugget_model` is refitted; one the user names is used as it
-    is (with the embedder it was fitted with)."""
+def load_or_calibrate_matcher(settings: Settings, cache: JudgeCache | None = None) -> MatchModel:
+    """The nugget matcher; fitted once on first use (K-QA train questions: about 30 s; the LLM matcher about
+    five minutes of LLM calls, cached). At the default path one of another version, another
+    `evaluator.nugget_model`, another `evaluator.nugget_score` or another LLM is refitted; one the user names
+    is used as it is (with the embedder it was fitted with)."""
     path = matcher_path(settings)
     if _needs_matcher_fit(settings, path):
         print(f"biocite: calibrating the nugget matcher once into {path}", file=sys.stderr)
-        calibrate_matcher(settings).save(path)
+        calibrate_matcher(settings, cache=cache).save(path)
     return MatchModel.load(path)
 
 
-def calibrate_matcher(settings: Settings, n_trials: int = 80) -> MatchModel:
+def calibrate_matcher(
+    settings: Settings, n_trials: int = 80, cache: JudgeCache | None = None, progress: bool = True
+) -> MatchModel:
     ev = settings.evaluator
-    return calibrate_nuggets(Embedder(ev.nugget_model, settings), seed=ev.seed, n_trials=n_trials)
+    embedder = Embedder(ev.nugget_model, settings)
+    if ev.nugget_score == "token-recall":
+        return calibrate_nuggets(embedder, seed=ev.seed, n_trials=n_trials)
+    judge = nugget_judge(settings, cache or JudgeCache(cache_path(settings)))
+    return calibrate_nuggets(
+        embedder, seed=ev.seed, n_trials=n_trials, yes_probability=judge, llm=judge.name, progress=progress
+    )
+
+
+def nugget_judge(settings: Settings, cache: JudgeCache) -> NuggetJudge:
+    """The configured LLM as the nugget matcher's judge (`evaluator.nugget_score=llm`)."""
+    return NuggetJudge(make_chat_model(settings), settings.llm.model, cache)
 
 
 def _needs_matcher_fit(settings: Settings, path: Path) -> bool:
@@ -148,7 +162,15 @@ def _needs_matcher_fit(settings: Settings, path: Path) -> bool:
         data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
         return True  # biocite's own file, unreadable: fitted again
-    return not is_current_matcher(data) or data.get("embedder") != settings.evaluator.nugget_model
+    ev = settings.evaluator
+    llm = f"llm:{settings.llm.model}" if ev.nugget_score == "llm" else None
+    score = LLM_SCORE if llm else SCORE
+    return (
+        not is_current_matcher(data)
+        or data.get("embedder") != ev.nugget_model
+        or data.get("score", SCORE) != score
+        or data.get("llm") != llm
+    )
 
 
 def matcher_agreement(matcher: MatchModel) -> str:
@@ -235,9 +257,18 @@ def build_evaluator(
         retrieve = lambda q: [h.pmid for h in retriever.search(q, k=k, stage="bm25")]  # noqa: E731
     embed = _embedder(settings) if ("correctness" in metrics or kind == "llm") else None
     matcher = encode_tokens = None
+    yes_probability = None
     if "nuggets" in metrics and gold:
-        matcher = load_or_calibrate_matcher(settings)
+        matcher = load_or_calibrate_matcher(settings, cache)
         encode_tokens = Embedder(matcher.embedder, settings).encode_tokens  # its idf's wordpieces
+        if matcher.score == LLM_SCORE:  # fitted on one LLM's P(yes): read with that LLM only
+            if matcher.llm != f"llm:{settings.llm.model}":
+                raise ModelError(
+                    f"{matcher_path(settings)}: the nugget matcher was fitted on {matcher.llm}'s P(yes), the "
+                    f"configured LLM is llm:{settings.llm.model}; set llm.model accordingly or run "
+                    "`biocite calibrate nuggets`"
+                )
+            yes_probability = nugget_judge(settings, cache)
         info["nugget_matcher"] = matcher.model_id
         info["nugget_matcher_agreement"] = matcher_agreement(matcher)
     completeness = _judge(settings, "completeness", cache, kind) if "completeness" in metrics else None
@@ -260,6 +291,7 @@ def build_evaluator(
         matcher=matcher,
         gold=gold,
         nuggetize=nuggetize,
+        yes_probability=yes_probability,
         retrieve=retrieve,
         max_windows=ev.llm_windows if kind == "llm" else None,
         cache=cache,

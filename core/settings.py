@@ -164,6 +164,9 @@ class EvaluatorSettings(BaseModel):
     bootstrap_samples: int = 1000
     seed: int = 13
     nuggetizer: Literal["clause", "llm"] = "clause"
+    # the nugget matcher's score: "token-recall" (no LLM) or "llm" (the configured LLM's P(yes) that the answer
+    # states the nugget: closer to K-QA's physicians, one LLM call per (nugget, answer); bench/kqa_llm_matcher.py)
+    nugget_score: Literal["token-recall", "llm"] = "token-recall"
     nugget_matcher: Path | None = None  # default: <home>/models/evaluator/nugget_matcher.json
     completeness_head: Path | None = None  # default: <home>/models/evaluator/completeness_head/
     citation_head: Path | None = None  # default: <home>/models/evaluator/citation_head/

@@ -26,7 +26,14 @@ from pydantic import BaseModel, Field
 from tqdm import tqdm
 
 from biocite.evaluator.judges import UNDETERMINED, Judge, JudgeCache
-from biocite.evaluator.nuggets import EncodeTokens, MatchModel, NuggetResult, clause_nuggets, score_nuggets
+from biocite.evaluator.nuggets import (
+    EncodeTokens,
+    MatchModel,
+    NuggetResult,
+    YesProbability,
+    clause_nuggets,
+    score_nuggets,
+)
 from biocite.evaluator.runs import Run, RunEntry
 from biocite.evaluator.sources import WINDOW, AbstractSource, doc_sentences, windows
 
@@ -91,6 +98,7 @@ class Evaluator:
         matcher: MatchModel | None = None,
         gold: dict[str, list[str]] | None = None,
         nuggetize: Callable[[str], tuple[list[str], str]] | None = None,
+        yes_probability: YesProbability | None = None,
         retrieve: Retrieve | None = None,
         max_windows: int | None = None,
         uncited_per_sentence: int = 2,
@@ -109,6 +117,7 @@ class Evaluator:
         self.matcher = matcher
         self.gold = gold or {}
         self.nuggetize = nuggetize or (lambda text: (clause_nuggets(text), "clause"))
+        self.yes_probability = yes_probability  # the LLM nugget matcher's judge
         self.retrieve = retrieve
         self.max_windows = max_windows
         self.uncited_per_sentence = uncited_per_sentence
@@ -303,7 +312,16 @@ class Evaluator:
             return  # no gold nuggets for this topic: nugget scores stay absent (reported as n = 0)
         text = " ".join(s.text for s in entry.answer.sentences)
         nuggets, how = self.nuggetize(text)
-        result.nuggets = score_nuggets(nuggets, gold, self.encode_tokens, self.matcher, nuggetizer=how)
+        result.nuggets = score_nuggets(
+            nuggets,
+            gold,
+            self.encode_tokens,
+            self.matcher,
+            nuggetizer=how,
+            yes_probability=self.yes_probability,
+        )
+        if result.nuggets.undetermined:
+            result.undetermined["nuggets"] = result.nuggets.undetermined
         result.scores["nugget_precision"] = result.nuggets.precision
         result.scores["nugget_recall"] = result.nuggets.recall
 

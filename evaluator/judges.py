@@ -257,3 +257,44 @@ class LLMJudge:
             },
         )
         return Verdict(label=label, raw=raw)
+
+
+# --- the LLM nugget judge -----------------------------------------------------------------------------
+
+NUGGET_PROMPT_VERSION = "nugget-yes-v1"
+NUGGET_SYSTEM = (
+    "You are a physician checking an answer to a patient's question. Decide whether the answer states the given "
+    "medical fact, or something that clearly implies it. A fact the answer does not mention, or states only "
+    "vaguely or about something else, is not stated. Reply with one word: yes or no."
+)
+NUGGET_USER = "Answer:\n{answer}\n\nFact: {nugget}\n\nDoes the answer state this fact? yes or no."
+MAX_ANSWER_CHARS = 6000  # about 1,500 tokens: the prompt stays inside a 4,096-token context
+
+
+class NuggetJudge:
+    """The LLM's P(yes) that an answer states a gold nugget: the nugget matcher's score with
+    `evaluator.nugget_score=llm`. The answer comes first in the prompt, so the llama.cpp prompt cache reuses it
+    across that answer's nuggets. Each call is cached; a reply with neither word is undetermined (None)."""
+
+    def __init__(self, chat_model: Any, model_name: str, cache: JudgeCache) -> None:
+        self.chat_model = chat_model
+        self.name = f"llm:{model_name}"
+        self.cache = cache
+
+    def __call__(self, answer: str, nugget: str) -> float | None:
+        key = JudgeCache.key(self.name, NUGGET_PROMPT_VERSION, "nugget", (answer, nugget))
+        hit = self.cache.get(key)
+        if hit:
+            return hit["p_yes"]
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        from biocite.llm import yes_probability
+
+        user = NUGGET_USER.format(answer=answer[:MAX_ANSWER_CHARS], nugget=nugget)
+        p = yes_probability(
+            self.chat_model, [SystemMessage(content=NUGGET_SYSTEM), HumanMessage(content=user)]
+        )
+        record = {"model": self.name, "prompt_version": NUGGET_PROMPT_VERSION, "task": "nugget"}
+        label = UNDETERMINED if p is None else ("yes" if p >= 0.5 else "no")
+        self.cache.put(key, record | {"input": [answer, nugget], "p_yes": p, "label": label, "raw": ""})
+        return p

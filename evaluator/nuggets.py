@@ -1,8 +1,16 @@
-"""Nugget precision and recall: nuggetize the answer into clauses; score each gold nugget by its idf-weighted
-token recall against the whole answer (BERTScore recall); P(match) from a 1-D Bayesian Gaussian mixture.
+"""Nugget precision and recall: nuggetize the answer into clauses; score each gold nugget against the whole
+answer; P(match) from a 1-D Bayesian Gaussian mixture over that score.
 
-Whole-answer recall, not a clause-to-nugget cosine: a physician's statement is often spread over two clauses
-of an answer. On K-QA's held-out questions it agrees better with the physicians (bench/kqa_token_recall.py).
+Two scores (`evaluator.nugget_score`):
+- "token-recall" (default, no LLM): the nugget's idf-weighted token recall against the whole answer
+  (BERTScore recall). Whole-answer recall, not a clause-to-nugget cosine: a physician's statement is often
+  spread over two clauses of an answer (bench/kqa_token_recall.py).
+- "llm": the configured LLM's P(yes) that the answer states the nugget (`judges.NuggetJudge`), as a logit,
+  stacked with the token recall by a logistic regression fitted on K-QA's physician labels (`stack`). It agrees
+  better with the physicians on LLM answers, at one LLM call per (nugget, answer) (bench/kqa_llm_matcher.py).
+  Its mixture has one shared variance ("tied"), so P(match) rises with the score: with a variance each, the
+  wider component also won the far end of the LLM's skewed logits, and P(match) fell again there.
+The clause carrying a matched nugget is the one with the nugget's highest own token recall, for either score.
 The fitted mixture, threshold and idf table live in a versioned JSON artifact (`MatchModel`), written by
 `biocite calibrate nuggets` (see `calibrate.py`); never pickled, so it loads across library versions.
 """
@@ -30,6 +38,30 @@ from biocite.sentences import BULLET, split_text
 ARTIFACT_KIND = "biocite.nugget_matcher"
 ARTIFACT_VERSION = 2  # version 1 scored the cosine of (answer clause, gold nugget), matched one to one
 SCORE = "token-recall"
+LLM_SCORE = "llm-yes"  # the logit of the LLM's P(yes) that the answer states the nugget
+LOGIT_CLIP = 9.0  # |logit| cap: P(yes) of exactly 0 or 1 from a rounded top-logprob stays finite
+
+# P(yes) that an answer states a gold nugget: (answer text, nugget) -> probability, None when undetermined
+YesProbability = Callable[[str, str], float | None]
+
+
+def yes_logit(p: float) -> float:
+    """The score the mixture reads for the LLM matcher: log-odds of P(yes), clipped."""
+    eps = 1.0 / (1.0 + math.exp(LOGIT_CLIP))
+    q = min(max(p, eps), 1.0 - eps)
+    return math.log(q / (1.0 - q))
+
+
+def stacked_score(stack: Sequence[float], recall: float, p_yes: float) -> float:
+    """The LLM matcher's score: a logistic stack (weights, bias) of the token recall and the P(yes) logit."""
+    w_recall, w_llm, bias = stack
+    return w_recall * recall + w_llm * yes_logit(p_yes) + bias
+
+
+def answer_text(answer_nuggets: Sequence[str]) -> str:
+    """The whole answer as the LLM matcher reads it: its clauses, in order (calibration reads the same)."""
+    return " ".join(answer_nuggets)
+
 
 # Clause boundaries: semicolons, and a comma followed by a coordinating/contrasting word.
 _CLAUSE = re.compile(r";\s+|,\s+(?=(?:and|but|while|whereas|although|though|however|which|so)\s)", re.I)
@@ -68,11 +100,14 @@ _BGMM_FITTED = (
 )
 
 
-def fit_mixture(similarities: np.ndarray, seed: int) -> Any:
+def fit_mixture(similarities: np.ndarray, seed: int, covariance: str = "full") -> Any:
+    """Two components over a 1-D score; "tied" (one shared variance) makes P(match) monotone in the score."""
     from sklearn.mixture import BayesianGaussianMixture
 
     x = np.asarray(similarities, dtype=np.float64).reshape(-1, 1)
-    model = BayesianGaussianMixture(n_components=2, covariance_type="full", max_iter=500, random_state=seed)
+    model = BayesianGaussianMixture(
+        n_components=2, covariance_type=covariance, max_iter=500, random_state=seed
+    )
     return model.fit(x)
 
 
@@ -145,13 +180,15 @@ def token_recall(nugget: TokenVectors, clauses: Sequence[TokenVectors], idf: Idf
 
 
 class MatchModel(BaseModel):
-    """The calibrated matcher: a mixture over token recalls, which component means "match", a threshold on
-    P(match), and the idf table the recall is weighted by."""
+    """The calibrated matcher: a mixture over the score (token recall, or the LLM's P(yes) logit), which
+    component means "match", a threshold on P(match), and the idf table the token recall is weighted by."""
 
     kind: str = ARTIFACT_KIND
     version: int = ARTIFACT_VERSION
     embedder: str = "minilm"
     score: str = SCORE
+    llm: str | None = None  # the LLM whose P(yes) the mixture was fitted on (score "llm-yes")
+    stack: list[float] | None = None  # score "llm-yes": weights of (token recall, P(yes) logit) and the bias
     idf: Idf
     mixture: dict[str, Any]
     match_component: int
@@ -165,6 +202,11 @@ class MatchModel(BaseModel):
 
     _model: Any = None
 
+    def stacked(self, recall: float, p_yes: float) -> float:
+        if self.stack is None:
+            raise ModelError(f"the nugget matcher {self.model_id} has no stack weights; refit it")
+        return stacked_score(self.stack, recall, p_yes)
+
     def p_match(self, scores: np.ndarray) -> np.ndarray:
         if self._model is None:
             self._model = mixture_from_dict(self.mixture)
@@ -175,7 +217,8 @@ class MatchModel(BaseModel):
 
     @property
     def model_id(self) -> str:
-        return f"{self.embedder}:{self.score}:bgmm:{self.fit_data_sha256[:12]}:t{self.threshold:.4f}"
+        score = f"{self.score}:{self.llm}" if self.llm else self.score
+        return f"{self.embedder}:{score}:bgmm:{self.fit_data_sha256[:12]}:t{self.threshold:.4f}"
 
     def save(self, path: Path) -> None:
         atomic_write_text(path, self.model_dump_json(indent=2))
@@ -216,11 +259,13 @@ def match_component_of(mixture: Any) -> int:
 class NuggetResult(BaseModel):
     answer_nuggets: list[str]
     gold_nuggets: list[str]
-    # (answer clause carrying it, gold index, token recall, P(match)), one per matched gold nugget
+    # (answer clause carrying it, gold index, score, P(match)), one per matched gold nugget; the score is the
+    # token recall, or the LLM's P(yes) with the LLM matcher
     alignments: list[tuple[int, int, float, float]]
     precision: float | None  # None when the answer has no nuggets
     recall: float | None  # None when there are no gold nuggets
     nuggetizer: str
+    undetermined: int = 0  # gold nuggets the LLM matcher could not judge (counted unmatched, never guessed)
 
 
 EncodeTokens = Callable[[Sequence[str]], list[TokenVectors]]
@@ -232,16 +277,29 @@ def score_nuggets(
     encode_tokens: EncodeTokens,
     matcher: MatchModel,
     nuggetizer: str = "clause",
+    yes_probability: YesProbability | None = None,
 ) -> NuggetResult:
-    """Recall: gold nuggets whose token recall against the whole answer clears the threshold. Precision:
-    answer clauses that carry a matched gold nugget (the clause with the nugget's highest own recall)."""
+    """Recall: gold nuggets whose score against the whole answer clears the threshold. Precision: answer
+    clauses that carry a matched gold nugget (the clause with the nugget's highest own token recall)."""
     tokens = encode_tokens([*answer_nuggets, *gold_nuggets])
     clauses, gold = tokens[: len(answer_nuggets)], tokens[len(answer_nuggets) :]
     recalls = [token_recall(g, clauses, matcher.idf) for g in gold]
-    p = matcher.p_match(np.array([whole for whole, _ in recalls]))
+    shown = [whole for whole, _ in recalls]
+    undetermined = 0
+    if matcher.score == LLM_SCORE:
+        if yes_probability is None:
+            raise ModelError(f"the nugget matcher {matcher.model_id} needs its LLM ({matcher.llm})")
+        text = answer_text(answer_nuggets)
+        yes = [yes_probability(text, g) if answer_nuggets else 0.0 for g in gold_nuggets]
+        undetermined = sum(p is None for p in yes)
+        p = matcher.p_match(np.array([matcher.stacked(r, x or 0.0) for r, x in zip(shown, yes, strict=True)]))
+        p[[k for k, x in enumerate(yes) if x is None]] = 0.0
+        shown = [x if x is not None else 0.0 for x in yes]
+    else:
+        p = matcher.p_match(np.array(shown))
     alignments = [
-        (int(np.argmax(per_clause)), k, round(whole, 4), round(float(p[k]), 4))
-        for k, (whole, per_clause) in enumerate(recalls)
+        (int(np.argmax(per_clause)), k, round(shown[k], 4), round(float(p[k]), 4))
+        for k, (_, per_clause) in enumerate(recalls)
         if clauses and p[k] >= matcher.threshold
     ]
     carrying = {a[0] for a in alignments}
@@ -252,6 +310,7 @@ def score_nuggets(
         precision=len(carrying) / len(answer_nuggets) if answer_nuggets else None,
         recall=len(alignments) / len(gold_nuggets) if gold_nuggets else None,
         nuggetizer=nuggetizer,
+        undetermined=undetermined,
     )
 
 

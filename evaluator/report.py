@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from biocite import html
+from biocite.evaluator.nuggets import LLM_SCORE
 from biocite.files import atomic_write_text
 
 LABEL_CLASS = {
@@ -118,6 +119,10 @@ def render(doc: dict[str, Any]) -> str:
         overall=overall,
         plots=plots,
         judges={k: str(v) for k, v in doc["judges"].items()},
+        # what a matched nugget's number is: the LLM matcher's P(yes) or the token recall
+        nugget_score="LLM P(yes)"
+        if f":{LLM_SCORE}:" in str(doc["judges"].get("nugget_matcher", ""))
+        else "token recall",
         notes=doc.get("notes", []),
         questions=doc["questions"],
         first_answered=first,

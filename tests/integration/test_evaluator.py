@@ -225,3 +225,47 @@ def test_calibrate_nuggets_reaches_the_measured_figure_and_an_earlier_matcher_is
     ev = settings.evaluator.model_copy(update={"nugget_matcher": named})
     with pytest.raises(ModelError, match="re-run `biocite calibrate nuggets`"):
         load_or_calibrate_matcher(settings.model_copy(update={"evaluator": ev}))
+
+
+def test_the_llm_matcher_is_fitted_on_llm_answers_and_read_with_its_own_llm(tmp_path, embedder) -> None:
+    """`evaluator.nugget_score=llm` on the real SmolLM2 (plumbing only: its judgements are noise): fitted on the
+    physician-labelled rows of a few K-QA questions, then the installed command scores a run with it, caches each
+    LLM call, and refuses it with another LLM configured."""
+    from biocite.app.evaluation import nugget_judge
+    from biocite.evaluator.judges import JudgeCache
+    from biocite.kqa import split_of
+    from biocite.models import install_models
+
+    settings = load_settings("test", [f"home={tmp_path}", "llm.model=smollm2", "evaluator.nugget_score=llm"])
+    list(install_models(settings, ["smollm2"]))
+    rows = load_nli_labels()
+    sample = [
+        r for side in ("train", "test") for r in [r for r in rows if split_of(r.question, 13) == side][:6]
+    ]
+    judge = nugget_judge(settings, JudgeCache(tmp_path / "fit-cache.jsonl"))
+    matcher = calibrate_nuggets(
+        embedder, n_trials=5, questions=[], nli=sample, yes_probability=judge, llm=judge.name
+    )
+    assert (
+        matcher.score == "llm-yes"
+        and matcher.llm == "llm:smollm2"
+        and "physician" not in matcher.metrics["test"]
+    )
+    assert matcher.metrics["test"]["nli"]["n"] == 6 and len(judge.cache) == 12
+    matcher.save(tmp_path / "matcher.json")
+
+    gold = {"122": ["T-wave abnormalities can be related to a congenital coronary anomaly."]}
+    (tmp_path / "gold.json").write_text(json.dumps(gold))
+    run = Path(__file__).parents[2] / "bench" / "runs" / "biogen2024_extractive.json"
+    args = ["evaluate", str(run), "--gold", str(tmp_path / "gold.json"), "--metrics", "nuggets",
+            "-s", "evaluator.nugget_score=llm", "-s", f"evaluator.nugget_matcher={tmp_path / 'matcher.json'}"]  # fmt: skip
+    done = _biocite(tmp_path, *args, "-s", "llm.model=smollm2", "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert "llm-yes:llm:smollm2" in doc["judges"]["nugget_matcher"]
+    assert doc["overall"]["metrics"]["nugget_recall"]["n"] == 1
+    cache = (tmp_path / "cache" / "evaluator" / "judge_cache.jsonl").read_text().splitlines()
+    assert [json.loads(line)["task"] for line in cache].count("nugget") == 1  # one (nugget, answer) call
+    refused = _biocite(tmp_path, *args, "-s", "llm.model=qwen0.5b", "--out", str(tmp_path / "out2"))
+    assert refused.returncode != 0 and "fitted on llm:smollm2's P(yes)" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr

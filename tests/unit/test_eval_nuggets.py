@@ -11,6 +11,7 @@ from biocite.embedder import TokenVectors
 from biocite.errors import ModelError
 from biocite.evaluator.calibrate import Scores, choose_from_front
 from biocite.evaluator.nuggets import (
+    LLM_SCORE,
     Idf,
     MatchModel,
     clause_nuggets,
@@ -21,6 +22,7 @@ from biocite.evaluator.nuggets import (
     score_nuggets,
     strip_citations,
     token_recall,
+    yes_logit,
 )
 
 
@@ -107,6 +109,50 @@ def test_score_nuggets_precision_counts_clauses_that_carry_a_matched_nugget() ->
     assert score_nuggets([], ["1"], encode, _matcher()).precision is None
 
 
+def _llm_matcher() -> MatchModel:
+    """A matcher over P(yes) logits: 'no' answers near P 0.05, 'yes' answers near P 0.95."""
+    rng = np.random.default_rng(0)
+    p = np.concatenate([rng.uniform(0.01, 0.1, 300), rng.uniform(0.9, 0.99, 100)])
+    mixture = fit_mixture(np.array([yes_logit(x) for x in p]), seed=0, covariance="tied")
+    return _matcher().model_copy(
+        update={
+            "score": LLM_SCORE,
+            "llm": "llm:toy",
+            "stack": [0.0, 1.0, 0.0],  # the logit alone
+            "mixture": mixture_to_dict(mixture),
+            "match_component": match_component_of(mixture),
+        }
+    )
+
+
+def test_the_llm_matchers_tied_mixture_round_trips_and_rises_with_the_score(tmp_path) -> None:
+    m = _llm_matcher()
+    m.save(tmp_path / "m.json")
+    back = MatchModel.load(tmp_path / "m.json")
+    x = np.linspace(-9, 9, 37)
+    assert np.allclose(m.p_match(x), back.p_match(x)) and np.all(np.diff(back.p_match(x)) >= 0)
+    assert back.stacked(0.3, 0.9) == pytest.approx(yes_logit(0.9))
+
+
+def test_the_llm_matcher_matches_what_the_llm_says_the_answer_states() -> None:
+    def encode(texts):
+        return [_tokens(t) for t in texts]
+
+    asked: list[tuple[str, str]] = []
+
+    def yes(answer: str, nugget: str) -> float | None:
+        asked.append((answer, nugget))
+        return {"1": 0.97, "3": 0.02}.get(nugget)  # "2": the LLM gave neither word
+
+    r = score_nuggets(["1", "2", "0"], ["1", "3", "2"], encode, _llm_matcher(), yes_probability=yes)
+    assert asked == [("1 2 0", "1"), ("1 2 0", "3"), ("1 2 0", "2")]  # the whole answer, each nugget
+    assert [(a[0], a[1], a[2]) for a in r.alignments] == [(0, 0, 0.97)]  # its clause by token recall
+    assert r.recall == pytest.approx(1 / 3) and r.undetermined == 1  # undetermined: counted, never matched
+    with pytest.raises(ModelError, match="needs its LLM"):
+        score_nuggets(["1"], ["1"], encode, _llm_matcher())
+    assert yes_logit(1.0) == pytest.approx(9.0) and yes_logit(0.0) == pytest.approx(-9.0)
+
+
 def test_pareto_choice_rule() -> None:
     front = [(0.2, 0.80, 0.60, 90), (0.5, 0.803, 0.70, 70), (0.7, 0.79, 0.75, 50)]
     assert choose_from_front(front)[0] == 0.5
@@ -130,6 +176,7 @@ def test_a_default_matcher_of_another_version_or_embedder_is_refitted_a_named_on
         (current, False),
         (current | {"version": 1}, True),
         (current | {"embedder": "x"}, True),
+        (current | {"score": LLM_SCORE, "llm": "llm:smollm2"}, True),  # the setting asks for token recall
     ):
         default.write_text(json.dumps(data))
         assert _needs_matcher_fit(settings, default) is refit
@@ -139,3 +186,18 @@ def test_a_default_matcher_of_another_version_or_embedder_is_refitted_a_named_on
     named.write_text(json.dumps(current | {"version": 1}))
     ev = settings.evaluator.model_copy(update={"nugget_matcher": named})
     assert not _needs_matcher_fit(settings.model_copy(update={"evaluator": ev}), named)
+
+
+def test_the_llm_matcher_at_the_default_path_is_refitted_for_another_llm(tmp_path) -> None:
+    from biocite.app.evaluation import _needs_matcher_fit, matcher_path
+    from biocite.settings import load_settings
+
+    settings = load_settings("test", [f"home={tmp_path}", "evaluator.nugget_score=llm", "llm.model=smollm2"])
+    default = matcher_path(settings)
+    default.parent.mkdir(parents=True)
+    fitted = json.loads(_llm_matcher().model_dump_json()) | {"embedder": settings.evaluator.nugget_model}
+    for llm, refit in (("llm:smollm2", False), ("llm:qwen1.5b", True)):
+        default.write_text(json.dumps(fitted | {"llm": llm}))
+        assert _needs_matcher_fit(settings, default) is refit
+    default.write_text(json.dumps(json.loads(_matcher().model_dump_json()) | {"embedder": "minilm"}))
+    assert _needs_matcher_fit(settings, default)  # a token-recall matcher, the LLM one asked for
