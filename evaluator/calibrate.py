@@ -8,9 +8,10 @@ Each gold nugget is scored by its token recall against the whole answer (`nugget
 shipped corpus's abstracts), or, for the LLM matcher, by a logistic stack of that recall and the logit of the
 LLM's P(yes) that the answer states it, fitted on the train rows' physician labels; the LLM matcher is fitted
 and reported on the physician-labelled rows only (one LLM call each: about eight minutes for the 399 rows on 2
-cores), since matching physicians' own statements is what token recall already does at F1 0.99. The mixture is fitted (unsupervised) on every score of the train items; the
-P(match) threshold is tuned by Optuna on three objectives (F1 averaged over the sources, so the 259 human
-labels weigh as much as the ~1,000 physician pairs; mean score of the matched nuggets; number matched).
+cores), since matching physicians' own statements is what token recall already does at F1 0.99. The mixture
+is fitted (unsupervised) on every score of the train items; the P(match) threshold is tuned by Optuna on three
+objectives (F1 averaged over the sources, so the 259 human labels weigh as much as the ~1,000 physician pairs;
+mean score of the matched nuggets; number matched).
 Selection rule on the Pareto front: the highest F1; among trials within 0.005 F1 of it, the one with the
 highest mean matched score (the more conservative threshold); then the lower threshold.
 """

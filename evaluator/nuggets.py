@@ -38,7 +38,7 @@ from biocite.sentences import BULLET, split_text
 ARTIFACT_KIND = "biocite.nugget_matcher"
 ARTIFACT_VERSION = 2  # version 1 scored the cosine of (answer clause, gold nugget), matched one to one
 SCORE = "token-recall"
-LLM_SCORE = "llm-yes"  # the logit of the LLM's P(yes) that the answer states the nugget
+LLM_SCORE = "llm-yes"  # token recall stacked with the logit of the LLM's P(yes) that the answer states it
 LOGIT_CLIP = 9.0  # |logit| cap: P(yes) of exactly 0 or 1 from a rounded top-logprob stays finite
 
 # P(yes) that an answer states a gold nugget: (answer text, nugget) -> probability, None when undetermined
@@ -46,7 +46,7 @@ YesProbability = Callable[[str, str], float | None]
 
 
 def yes_logit(p: float) -> float:
-    """The score the mixture reads for the LLM matcher: log-odds of P(yes), clipped."""
+    """Log-odds of P(yes), clipped: what the LLM matcher's stack reads."""
     eps = 1.0 / (1.0 + math.exp(LOGIT_CLIP))
     q = min(max(p, eps), 1.0 - eps)
     return math.log(q / (1.0 - q))
@@ -180,8 +180,8 @@ def token_recall(nugget: TokenVectors, clauses: Sequence[TokenVectors], idf: Idf
 
 
 class MatchModel(BaseModel):
-    """The calibrated matcher: a mixture over the score (token recall, or the LLM's P(yes) logit), which
-    component means "match", a threshold on P(match), and the idf table the token recall is weighted by."""
+    """The calibrated matcher: a mixture over the score (token recall, or its stack with the LLM's P(yes)
+    logit), which component means "match", a threshold on P(match), and the idf table of the token recall."""
 
     kind: str = ARTIFACT_KIND
     version: int = ARTIFACT_VERSION
