@@ -15,7 +15,14 @@ from biocite.errors import InputError, ModelError
 from biocite.evaluator.calibrate import calibrate_nuggets
 from biocite.evaluator.completeness import JUDGE_FILE, is_current, load_judge_model, train_completeness
 from biocite.evaluator.evaluate import ALL_METRICS, Evaluator, QuestionResult, compare, summarise
-from biocite.evaluator.judges import HeadJudge, JudgeCache, LLMJudge, NuggetJudge, SupportJudge
+from biocite.evaluator.judges import (
+    HeadJudge,
+    JudgeCache,
+    LLMJudge,
+    NuggetJudge,
+    ShippedNuggetAnswers,
+    SupportJudge,
+)
 from biocite.evaluator.nuggets import LLM_SCORE, SCORE, MatchModel, clause_nuggets, parse_llm_nuggets
 from biocite.evaluator.nuggets import is_current as is_current_matcher
 from biocite.evaluator.report import write_report
@@ -25,8 +32,9 @@ from biocite.heads import PairClassifier
 from biocite.index.build import open_index
 from biocite.index.hybrid import open_retriever
 from biocite.llm import make_chat_model
+from biocite.models import REGISTRY
 from biocite.records import Answer
-from biocite.settings import Settings
+from biocite.settings import DATA_DIR, Settings
 from biocite.support import SupportModel
 
 METRICS_FILE = "metrics.json"
@@ -149,8 +157,18 @@ def calibrate_matcher(
 
 
 def nugget_judge(settings: Settings, cache: JudgeCache) -> NuggetJudge:
-    """The configured LLM as the nugget matcher's judge (`evaluator.nugget_score=llm`)."""
-    return NuggetJudge(make_chat_model(settings), settings.llm.model, cache)
+    """The configured LLM as the nugget matcher's judge (`evaluator.nugget_score=llm`), loaded on its first
+    call; for a pinned model whose K-QA answers ship in data/kqa/, those answers come from the file."""
+    judge = NuggetJudge(lambda: make_chat_model(settings), settings.llm.model, cache)
+    shipped = shipped_nugget_answers_path(settings.llm.model)
+    if settings.llm.backend == "llamacpp" and settings.llm.model in REGISTRY and shipped.is_file():
+        answers = ShippedNuggetAnswers.model_validate_json(shipped.read_text())
+        judge.preload(answers, REGISTRY[settings.llm.model].sha256)
+    return judge
+
+
+def shipped_nugget_answers_path(model: str) -> Path:
+    return DATA_DIR / "kqa" / f"nugget_llm_{model}.json"
 
 
 def _needs_matcher_fit(settings: Settings, path: Path) -> bool:

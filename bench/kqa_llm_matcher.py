@@ -13,7 +13,10 @@ How the score was chosen (train rows only): 5-fold CV by question, each score wi
 other folds, repeated over 20 fold seeds: token recall, the LLM's logit alone, and the two stacked (printed
 below). The held-out rows are read for the report.
 
-    python bench/kqa_llm_matcher.py [--llm qwen1.5b]
+    python bench/kqa_llm_matcher.py [--llm qwen1.5b] [--export]
+
+--export writes the LLM's P(yes) on all 399 rows to data/kqa/nugget_llm_<model>.json (a pinned model of
+`biocite models` only), which the matcher's first fit reads instead of calling the LLM.
 """
 
 from __future__ import annotations
@@ -32,12 +35,18 @@ from kqa_token_recall import human_agreement  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.metrics import f1_score, roc_auc_score  # noqa: E402
 
-from biocite.app.evaluation import cache_path, calibrate_matcher, nugget_judge  # noqa: E402
+from biocite.app.evaluation import (  # noqa: E402
+    cache_path,
+    calibrate_matcher,
+    nugget_judge,
+    shipped_nugget_answers_path,
+)
 from biocite.embedder import Embedder  # noqa: E402
 from biocite.evaluator.calibrate import Item, attach_llm_answers, attach_scores, corpus_idf, nli_items  # noqa: E402
 from biocite.evaluator.judges import JudgeCache  # noqa: E402
-from biocite.evaluator.nuggets import yes_logit  # noqa: E402
+from biocite.evaluator.nuggets import answer_text, yes_logit  # noqa: E402
 from biocite.kqa import load_nli_labels, split_of  # noqa: E402
+from biocite.models import REGISTRY  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
 SEED = 13
@@ -91,6 +100,7 @@ def _keys(rows) -> list[tuple[str, str]]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--llm", default=None, help="llm.model (default: the configured one)")
+    parser.add_argument("--export", action="store_true", help="write data/kqa/nugget_llm_<model>.json")
     args = parser.parse_args()
     overrides = [f"llm.model={args.llm}"] if args.llm else []
     started = time.perf_counter()
@@ -108,7 +118,21 @@ def main() -> None:
     print(f"held-out, matching every nugget F1 {llm.metrics['test']['nli']['match_everything_f1']}")
     print(f"held-out nli rows, physician vs physician F1 {human_agreement(SEED)}")
     print(f"LLM matcher: threshold P(match) >= {llm.threshold:.4f}; {llm.model_id}")
+    if args.export:
+        export(settings)
     print(f"{time.perf_counter() - started:.0f} s")
+
+
+def export(settings) -> None:
+    """The shipped file of this LLM's answers on every nli row (all judged by the calibration above)."""
+    items = nli_items(load_nli_labels())
+    pairs = [(answer_text(it.answer_nuggets), g) for it in items for g in it.gold]
+    judge = nugget_judge(settings, JudgeCache(cache_path(settings)))
+    model = settings.llm.model
+    shipped = judge.export(pairs, model, REGISTRY[model].sha256)
+    path = shipped_nugget_answers_path(model)
+    path.write_text(shipped.model_dump_json() + "\n")
+    print(f"wrote {path} ({len(shipped.rows)} rows, {len(shipped.answers)} answers)")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -72,6 +72,11 @@ class JudgeCache:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 with self.path.open("a") as f:
                     f.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def remember(self, key: str, record: dict[str, Any]) -> None:
+        """Hold a record in memory only (shipped judgements: the file on disk keeps this machine's calls)."""
+        with self._lock:
+            self._table.setdefault(key, {"key": key, **record})
 
     def __len__(self) -> int:
         return len(self._table)
@@ -271,18 +276,38 @@ NUGGET_USER = "Answer:\n{answer}\n\nFact: {nugget}\n\nDoes the answer state this
 MAX_ANSWER_CHARS = 6000  # about 1,500 tokens: the prompt stays inside a 4,096-token context
 
 
+def nugget_prompt_sha256() -> str:
+    return hashlib.sha256(f"{NUGGET_PROMPT_VERSION}\n{NUGGET_SYSTEM}\n{NUGGET_USER}".encode()).hexdigest()
+
+
+class ShippedNuggetAnswers(BaseModel):
+    """One LLM's P(yes) on K-QA's 399 physician-labelled (LLM answer, nugget) rows, shipped in data/kqa/ for
+    the default LLM so that its nugget matcher fits in seconds; valid only for that model file and prompt."""
+
+    llm: str  # a model id of `biocite models`
+    llm_sha256: str  # of its pinned file
+    prompt_sha256: str
+    answers: list[str]  # each answer as the matcher reads it (`nuggets.answer_text`)
+    rows: list[tuple[int, str, float | None]]  # (answer index, nugget, P(yes))
+
+
 class NuggetJudge:
     """The LLM's P(yes) that an answer states a gold nugget: the nugget matcher's score with
     `evaluator.nugget_score=llm`. The answer comes first in the prompt, so the llama.cpp prompt cache reuses it
-    across that answer's nuggets. Each call is cached; a reply with neither word is undetermined (None)."""
+    across that answer's nuggets. Each call is cached; a reply with neither word is undetermined (None). The
+    LLM is loaded on the first answer the cache does not hold."""
 
-    def __init__(self, chat_model: Any, model_name: str, cache: JudgeCache) -> None:
-        self.chat_model = chat_model
+    def __init__(self, make_chat_model: Callable[[], Any], model_name: str, cache: JudgeCache) -> None:
+        self._make_chat_model = make_chat_model
+        self._chat_model: Any = None
         self.name = f"llm:{model_name}"
         self.cache = cache
 
+    def key(self, answer: str, nugget: str) -> str:
+        return JudgeCache.key(self.name, NUGGET_PROMPT_VERSION, "nugget", (answer, nugget))
+
     def __call__(self, answer: str, nugget: str) -> float | None:
-        key = JudgeCache.key(self.name, NUGGET_PROMPT_VERSION, "nugget", (answer, nugget))
+        key = self.key(answer, nugget)
         hit = self.cache.get(key)
         if hit:
             return hit["p_yes"]
@@ -290,11 +315,41 @@ class NuggetJudge:
 
         from biocite.llm import yes_probability
 
+        if self._chat_model is None:
+            self._chat_model = self._make_chat_model()
         user = NUGGET_USER.format(answer=answer[:MAX_ANSWER_CHARS], nugget=nugget)
         p = yes_probability(
-            self.chat_model, [SystemMessage(content=NUGGET_SYSTEM), HumanMessage(content=user)]
+            self._chat_model, [SystemMessage(content=NUGGET_SYSTEM), HumanMessage(content=user)]
         )
-        record = {"model": self.name, "prompt_version": NUGGET_PROMPT_VERSION, "task": "nugget"}
-        label = UNDETERMINED if p is None else ("yes" if p >= 0.5 else "no")
-        self.cache.put(key, record | {"input": [answer, nugget], "p_yes": p, "label": label, "raw": ""})
+        self.cache.put(key, self._record(answer, nugget, p))
         return p
+
+    def _record(self, answer: str, nugget: str, p: float | None) -> dict[str, Any]:
+        label = UNDETERMINED if p is None else ("yes" if p >= 0.5 else "no")
+        return {"model": self.name, "prompt_version": NUGGET_PROMPT_VERSION, "task": "nugget",
+                "input": [answer, nugget], "p_yes": p, "label": label, "raw": ""}  # fmt: skip
+
+    def preload(self, shipped: ShippedNuggetAnswers, llm_sha256: str) -> int:
+        """Serve the shipped answers from memory when they are this LLM's (same file, same prompt); how many."""
+        if f"llm:{shipped.llm}" != self.name or shipped.llm_sha256 != llm_sha256:
+            return 0
+        if shipped.prompt_sha256 != nugget_prompt_sha256():
+            return 0
+        for i, nugget, p in shipped.rows:
+            answer = shipped.answers[i]
+            self.cache.remember(self.key(answer, nugget), self._record(answer, nugget, p))
+        return len(shipped.rows)
+
+    def export(self, pairs: Sequence[tuple[str, str]], llm: str, llm_sha256: str) -> ShippedNuggetAnswers:
+        """The cached P(yes) of `pairs` (answer, nugget) as a file to ship (each must be cached)."""
+        answers = list(dict.fromkeys(a for a, _ in pairs))
+        index = {a: i for i, a in enumerate(answers)}
+        rows = []
+        for answer, nugget in pairs:
+            hit = self.cache.get(self.key(answer, nugget))
+            if hit is None:
+                raise KeyError(f"not judged yet: {nugget!r}")
+            rows.append((index[answer], nugget, hit["p_yes"]))
+        return ShippedNuggetAnswers(
+            llm=llm, llm_sha256=llm_sha256, prompt_sha256=nugget_prompt_sha256(), answers=answers, rows=rows
+        )

@@ -269,3 +269,18 @@ def test_the_llm_matcher_is_fitted_on_llm_answers_and_read_with_its_own_llm(tmp_
     refused = _biocite(tmp_path, *args, "-s", "llm.model=qwen0.5b", "--out", str(tmp_path / "out2"))
     assert refused.returncode != 0 and "fitted on llm:smollm2's P(yes)" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr
+
+
+def test_the_default_llms_matcher_fits_from_its_shipped_answers_without_loading_it(tmp_path) -> None:
+    """qwen1.5b's K-QA answers ship in data/kqa/: the installed command fits its LLM matcher in seconds in a
+    home where that model is not even installed, and reaches bench/kqa_llm_matcher.py's held-out figure."""
+    done = _biocite(tmp_path, "calibrate", "nuggets", "-s", "evaluator.nugget_score=llm", "-s", "llm.model=qwen1.5b",
+                    "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    matcher = json.loads(done.stdout)
+    assert matcher["score"] == "llm-yes" and matcher["llm"] == "llm:qwen1.5b"
+    test = matcher["metrics"]["test"]["nli"]
+    assert test["f1"] > 0.68 and test["f1"] > test["match_everything_f1"] + 0.1, (
+        test
+    )  # 0.6875; token recall 0.5865
+    assert not (tmp_path / "models" / "qwen1.5b").exists()

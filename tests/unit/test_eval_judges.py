@@ -55,3 +55,27 @@ def test_llm_judge_caches_and_logs_raw(tmp_path) -> None:
     assert JudgeCache.key("m", "v1", "support", ["a", "b"]) != JudgeCache.key(
         "m", "v2", "support", ["a", "b"]
     )
+
+
+def test_shipped_nugget_answers_are_served_only_for_the_same_model_file_and_prompt(tmp_path) -> None:
+    from biocite.evaluator.judges import NuggetJudge, ShippedNuggetAnswers, nugget_prompt_sha256
+
+    def never() -> None:
+        raise AssertionError("the LLM was loaded")
+
+    shipped = ShippedNuggetAnswers(llm="m", llm_sha256="s" * 64, prompt_sha256=nugget_prompt_sha256(),
+                                   answers=["Aspirin lowers fever."], rows=[(0, "Aspirin lowers fever", 0.9)])  # fmt: skip
+    judge = NuggetJudge(never, "m", JudgeCache(tmp_path / "c.jsonl"))
+    assert judge.preload(shipped, "s" * 64) == 1
+    assert judge("Aspirin lowers fever.", "Aspirin lowers fever") == 0.9  # from memory, no LLM loaded
+    assert not (tmp_path / "c.jsonl").exists()  # the disk cache keeps this machine's own calls only
+    exported = judge.export([("Aspirin lowers fever.", "Aspirin lowers fever")], "m", "s" * 64)
+    assert exported == shipped
+    for other in (
+        NuggetJudge(never, "other", JudgeCache(None)).preload(shipped, "s" * 64),  # another model
+        NuggetJudge(never, "m", JudgeCache(None)).preload(shipped, "t" * 64),  # another file of that name
+        NuggetJudge(never, "m", JudgeCache(None)).preload(
+            shipped.model_copy(update={"prompt_sha256": "x"}), "s" * 64
+        ),
+    ):
+        assert other == 0
