@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+from tqdm import tqdm
 
 from biocite.embedder import TokenVectors
 from biocite.evaluator.nuggets import (
@@ -113,8 +114,6 @@ def attach_scores(items: list[Item], encoder: TokenEncoder, idf: Idf) -> None:
 
 def attach_llm_answers(items: list[Item], yes_probability: YesProbability, *, progress: bool = True) -> None:
     """The LLM's P(yes) that each item's answer states each of its gold nuggets."""
-    from tqdm import tqdm
-
     with tqdm(
         total=sum(len(it.gold) for it in items), desc="LLM nugget judge", unit="pair", disable=not progress
     ) as bar:

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from biocite.llm import yes_probability
 from biocite.support import to_evaluator_label
 
 UNDETERMINED = "undetermined"
@@ -312,8 +313,6 @@ class NuggetJudge:
         if hit:
             return hit["p_yes"]
         from langchain_core.messages import HumanMessage, SystemMessage
-
-        from biocite.llm import yes_probability
 
         if self._chat_model is None:
             self._chat_model = self._make_chat_model()
