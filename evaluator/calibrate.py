@@ -29,6 +29,7 @@ from tqdm import tqdm
 from biocite.embedder import TokenVectors
 from biocite.evaluator.nuggets import (
     LLM_SCORE,
+    SCORE,
     Idf,
     MatchModel,
     YesProbability,
@@ -241,7 +242,7 @@ def calibrate_nuggets(
     ]
     base = MatchModel(
         embedder=encoder.name,
-        score=LLM_SCORE if yes_probability is not None else "token-recall",
+        score=LLM_SCORE if yes_probability is not None else SCORE,
         llm=llm if yes_probability is not None else None,
         stack=stack,
         idf=idf,
