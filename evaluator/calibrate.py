@@ -27,6 +27,7 @@ import numpy as np
 from tqdm import tqdm
 
 from biocite.embedder import TokenVectors
+from biocite.errors import ModelError
 from biocite.evaluator.nuggets import (
     LLM_SCORE,
     SCORE,
@@ -292,6 +293,12 @@ def calibrate_nuggets(
         "(Entailment = match)",
     }
     base.library_versions = _versions()
+    flat = [source for source, m in base.metrics["train"].items() if m["f1"] == 0.0]
+    if flat:  # never save a matcher that matches nothing it was fitted on
+        raise ModelError(
+            f"the nugget matcher fitted on K-QA (seed {seed}) matches no {flat[0]} nugget of its own train "
+            "questions: its mixture did not separate matches; try another evaluator.seed"
+        )
     return base
 
 

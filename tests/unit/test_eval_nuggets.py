@@ -134,6 +134,17 @@ def test_the_llm_matchers_tied_mixture_round_trips_and_rises_with_the_score(tmp_
     assert back.stacked(0.3, 0.9) == pytest.approx(yes_logit(0.9))
 
 
+def test_the_tied_mixture_keeps_both_components_of_a_skewed_score() -> None:
+    # shaped like the stacked LLM scores of the K-QA splits where sklearn's default (Dirichlet-process) prior
+    # gave one component 0.999 of the weight and a flat P(match): most "no", fewer "yes", a far negative tail
+    rng = np.random.default_rng(0)
+    x = np.r_[rng.normal(-1.5, 0.6, 150), rng.normal(0.8, 0.6, 100), rng.normal(-5, 1.0, 10)]
+    mixture = fit_mixture(x, seed=0, covariance="tied")
+    p = mixture.predict_proba(x.reshape(-1, 1))[:, match_component_of(mixture)]
+    assert min(mixture.weights_) > 0.3
+    assert p[x > 1.5].min() > 0.5 > p[(x > -2.5) & (x < -1.5)].max()
+
+
 def test_the_llm_matcher_matches_what_the_llm_says_the_answer_states() -> None:
     def encode(texts):
         return [_tokens(t) for t in texts]
