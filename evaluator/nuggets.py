@@ -9,7 +9,8 @@ Two scores (`evaluator.nugget_score`):
   stacked with the token recall by a logistic regression fitted on K-QA's physician labels (`stack`). It agrees
   better with the physicians on LLM answers, at one LLM call per (nugget, answer) (bench/kqa_llm_matcher.py).
   Its mixture has one shared variance ("tied"), so P(match) rises with the score: with a variance each, the
-  wider component also won the far end of the LLM's skewed logits, and P(match) fell again there.
+  wider component also won the far end of the LLM's skewed logits, and P(match) fell again there; and a
+  symmetric Dirichlet prior on the weights, which keeps both components (see `fit_mixture`).
 The clause carrying a matched nugget is the one with the nugget's highest own token recall, for either score.
 The fitted mixture, threshold and idf table live in a versioned JSON artifact (`MatchModel`), written by
 `biocite calibrate nuggets` (see `calibrate.py`); never pickled, so it loads across library versions.

@@ -282,5 +282,5 @@ def test_the_default_llms_matcher_fits_from_its_shipped_answers_without_loading_
     test = matcher["metrics"]["test"]["nli"]
     assert test["f1"] > 0.68 and test["f1"] > test["match_everything_f1"] + 0.1, (
         test
-    )  # 0.6875; token recall 0.5865
+    )  # 0.6923; token recall 0.5865
     assert not (tmp_path / "models" / "qwen1.5b").exists()
