@@ -212,3 +212,32 @@ def test_the_llm_matcher_at_the_default_path_is_refitted_for_another_llm(tmp_pat
         assert _needs_matcher_fit(settings, default) is refit
     default.write_text(json.dumps(json.loads(_matcher().model_dump_json()) | {"embedder": "minilm"}))
     assert _needs_matcher_fit(settings, default)  # a token-recall matcher, the LLM one asked for
+
+
+class _WordEncoder:
+    """A stand-in for the MiniLM token encoder: one wordpiece per word, a fixed random unit vector per word."""
+
+    name = "words"
+    _table = np.random.default_rng(0).normal(size=(4096, 16))
+
+    def wordpieces(self, texts):
+        return [[sum(map(ord, w)) % 4096 for w in t.lower().split()] for t in texts]
+
+    def encode_tokens(self, texts):
+        out = []
+        for ids in self.wordpieces(texts):
+            v = self._table[ids] if ids else np.zeros((0, 16))
+            out.append(TokenVectors(np.array(ids, np.int64), v / np.linalg.norm(v, axis=1, keepdims=True)))
+        return out
+
+
+def test_calibration_refuses_a_matcher_that_matches_nothing_it_was_fitted_on(monkeypatch) -> None:
+    from biocite.evaluator import calibrate
+
+    fit = calibrate.fit_mixture
+    # a mixture that lies far above every real score: P(match) ~0 on all of them, as a collapsed fit gave
+    monkeypatch.setattr(calibrate, "fit_mixture", lambda s, seed, cov: fit(np.asarray(s) + 1e3, seed, cov))
+    with pytest.raises(ModelError, match="matches no nli nugget of its own train questions"):
+        calibrate.calibrate_nuggets(
+            _WordEncoder(), n_trials=5, yes_probability=lambda a, n: 0.5, llm="llm:toy"
+        )
