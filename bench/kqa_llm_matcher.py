@@ -132,17 +132,17 @@ def main() -> None:
 def other_splits(settings, seeds: list[int]) -> None:
     """Both matchers refitted on each other split's train rows, read on its held-out rows. The recipe (prompt,
     stack, tied mixture) was chosen on seed 13's train questions, some of which are held out here."""
-    gains = []
+    f1s = []
     for seed in seeds:
         settings.evaluator.seed = seed
         settings.evaluator.nugget_score = "token-recall"
         recall = calibrate_matcher(settings, progress=False).metrics["test"]["nli"]
         settings.evaluator.nugget_score = "llm"
         llm = calibrate_matcher(settings, progress=False).metrics["test"]["nli"]
-        gains.append((recall["f1"], llm["f1"], llm["match_everything_f1"]))
+        f1s.append((recall["f1"], llm["f1"], llm["match_everything_f1"]))
         print(f"split seed {seed:2}: held-out nli rows {llm['n']}: F1 token recall {recall['f1']:.4f}   "
               f"LLM {llm['f1']:.4f}   every nugget {llm['match_everything_f1']:.4f}")  # fmt: skip
-    r, m, e = np.mean(gains, axis=0)
+    r, m, e = np.mean(f1s, axis=0)
     print(f"mean over {len(seeds)} other splits: token recall {r:.4f}   LLM {m:.4f}   every nugget {e:.4f}")
 
 
