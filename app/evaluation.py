@@ -288,6 +288,7 @@ def build_evaluator(
                 )
             yes_probability = nugget_judge(settings, cache)
         info["nugget_matcher"] = matcher.model_id
+        info["nugget_score"] = matcher.score  # what a matched nugget's number is (the report says it)
         info["nugget_matcher_agreement"] = matcher_agreement(matcher)
     completeness = _judge(settings, "completeness", cache, kind) if "completeness" in metrics else None
     support = (

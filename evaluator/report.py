@@ -120,13 +120,18 @@ def render(doc: dict[str, Any]) -> str:
         plots=plots,
         judges={k: str(v) for k, v in doc["judges"].items()},
         # what a matched nugget's number is: the LLM matcher's P(yes) or the token recall
-        nugget_score="LLM P(yes)"
-        if f":{LLM_SCORE}:" in str(doc["judges"].get("nugget_matcher", ""))
-        else "token recall",
+        nugget_score="LLM P(yes)" if _nugget_score(doc["judges"]) == LLM_SCORE else "token recall",
         notes=doc.get("notes", []),
         questions=doc["questions"],
         first_answered=first,
     )
+
+
+def _nugget_score(judges: dict[str, Any]) -> str:
+    """The matcher's score kind; evaluations written before it was recorded carry it in the model id."""
+    if "nugget_score" in judges:
+        return str(judges["nugget_score"])
+    return LLM_SCORE if f":{LLM_SCORE}:" in str(judges.get("nugget_matcher", "")) else ""
 
 
 def write_report(path: Path, doc: dict[str, Any]) -> None:

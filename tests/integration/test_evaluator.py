@@ -262,7 +262,11 @@ def test_the_llm_matcher_is_fitted_on_llm_answers_and_read_with_its_own_llm(tmp_
     done = _biocite(tmp_path, *args, "-s", "llm.model=smollm2", "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
     doc = json.loads((tmp_path / "out" / "metrics.json").read_text())
-    assert "llm-yes:llm:smollm2" in doc["judges"]["nugget_matcher"]
+    assert (
+        "llm-yes:llm:smollm2" in doc["judges"]["nugget_matcher"]
+        and doc["judges"]["nugget_score"] == "llm-yes"
+    )
+    assert "LLM P(yes)" in (tmp_path / "out" / "report.html").read_text()
     assert doc["overall"]["metrics"]["nugget_recall"]["n"] == 1
     cache = (tmp_path / "cache" / "evaluator" / "judge_cache.jsonl").read_text().splitlines()
     assert [json.loads(line)["task"] for line in cache].count("nugget") == 1  # one (nugget, answer) call

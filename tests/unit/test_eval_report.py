@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from biocite.evaluator.evaluate import CitationResult, QuestionResult, SentenceResult, summarise
+from biocite.evaluator.nuggets import NuggetResult
 from biocite.evaluator.report import highlight, render
 
 
@@ -61,3 +62,22 @@ def test_unjudged_citations_are_listed_not_hidden() -> None:
     doc["questions"][0]["sentences"][0]["cited"] = ["77"]
     html = render(doc)
     assert "PMID 77" in html and "citation support not evaluated" in html
+
+
+def test_a_matched_nuggets_number_is_named_by_the_matchers_score() -> None:
+    """The judges info names the score; an evaluation saved before it was recorded has it in the model id."""
+    doc = _doc()
+    nuggets = NuggetResult(
+        answer_nuggets=["Aspirin reduces fever"],
+        gold_nuggets=["Aspirin lowers fever"],
+        alignments=[(0, 0, 0.91, 0.88)],
+        precision=1.0,
+        recall=1.0,
+        nuggetizer="clauses",
+    )
+    doc["questions"][0]["nuggets"] = nuggets.model_dump()
+    assert "(token recall 0.91, P 0.88)" in render(doc)
+    doc["judges"] = {"nugget_matcher": "minilm:llm-yes:llm:qwen1.5b:bgmm:abc:t0.5", "nugget_score": "llm-yes"}
+    assert "(LLM P(yes) 0.91, P 0.88)" in render(doc)
+    del doc["judges"]["nugget_score"]
+    assert "(LLM P(yes) 0.91, P 0.88)" in render(doc)
