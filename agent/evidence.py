@@ -9,7 +9,7 @@ abstract: `doc.abstract[span.start:span.end] == span.text`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -18,7 +18,7 @@ import numpy as np
 from biocite.agent.coverage import american_spelling
 from biocite.other_names import Names, asked_names, named_otherwise
 from biocite.records import Document, Evidence, SearchHit, Sentence, Span
-from biocite.sentences import is_metadata_sentence
+from biocite.sentences import is_metadata_sentence, refers_back, without_inline_label
 from biocite.tokenize import tokenize
 
 
@@ -268,3 +268,31 @@ def to_evidence(
         relevance=round(score, 4),
         answer=None if answer is None else round(answer, 4),
     )
+
+
+def antecedent(item: Evidence, sentences: Mapping[str, Sequence[Sentence]]) -> Sentence | None:
+    """The abstract's sentence before this evidence sentence when this one opens on a pronoun pointing back
+    to it ("This is therefore a rare case of an inherited WAGR deletion."), else None. `sentences`: each
+    abstract's sentences, by PMID."""
+    of_abstract = sentences.get(item.pmid, ())
+    i = item.sentence_index - 1
+    if not refers_back(without_inline_label(item.span.text)) or not 0 <= i < len(of_abstract):
+        return None
+    return of_abstract[i] if of_abstract[i].index == i else None
+
+
+def with_antecedents(evidence: list[Evidence], sentences: Mapping[str, Sequence[Sentence]]) -> list[Evidence]:
+    """The evidence with, just before each sentence that points back, the sentence it points back to (once),
+    so what the generator reads, cites and is verified against says what "this" or "it" is."""
+    shown = {(e.pmid, e.sentence_index) for e in evidence}
+    out: list[Evidence] = []
+    for item in evidence:
+        before = antecedent(item, sentences)
+        if before is not None and (item.pmid, before.index) not in shown:
+            shown.add((item.pmid, before.index))
+            span = Span(start=before.start, end=before.end, text=before.text)
+            out.append(
+                Evidence(pmid=item.pmid, sentence_index=before.index, span=span, relevance=item.relevance)
+            )
+        out.append(item)
+    return out

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from biocite.agent.evidence import antecedent
 from biocite.agent.findings import findings_or_all
 from biocite.citations import count_words
 from biocite.records import AnswerSentence, Citation, Evidence, Sentence
-from biocite.sentences import refers_back, without_inline_label
+from biocite.sentences import without_inline_label
 
 
 def extractive_sentences(
@@ -31,7 +32,7 @@ def extractive_sentences(
     words = 0
     for item in findings_or_all(evidence):
         text = without_inline_label(item.span.text)
-        before = _sentence_before(item, text, sentences or {})
+        before = _sentence_before(item, sentences or {})
         before = "" if _key(before) in seen else before  # quoted already
         keys = [_key(t) for t in (before, text) if t]
         quote = f"{before} {text}" if before else text
@@ -52,10 +53,7 @@ def _key(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def _sentence_before(item: Evidence, text: str, sentences: Mapping[str, Sequence[Sentence]]) -> str:
+def _sentence_before(item: Evidence, sentences: Mapping[str, Sequence[Sentence]]) -> str:
     """The abstract's sentence before this one when this one refers back to it, else ""."""
-    of_abstract = sentences.get(item.pmid, ())
-    i = item.sentence_index - 1
-    if not refers_back(text) or not 0 <= i < len(of_abstract) or of_abstract[i].index != i:
-        return ""
-    return without_inline_label(of_abstract[i].text)
+    before = antecedent(item, sentences)
+    return "" if before is None else without_inline_label(before.text)

@@ -59,6 +59,7 @@ from biocite.agent.evidence import (
     score_sentences,
     select_evidence,
     to_evidence,
+    with_antecedents,
 )
 from biocite.agent.extractive import extractive_sentences
 from biocite.agent.findings import FindingsModel, findings_or_all, load_findings
@@ -543,8 +544,10 @@ class Agent:
     def _shown(self, state: AgentState) -> list[Evidence]:
         """The evidence the generator is shown, numbered [1], [2], ... in its prompt and in its drafts'
         citations: the sentences that report a finding (all when none does), best first, at most
-        `max_evidence`."""
-        return findings_or_all(state["evidence"])[: self.config.max_evidence]
+        `max_evidence`; a sentence that points back ("This is therefore ...") comes with the sentence before it
+        in its abstract (`with_antecedents`)."""
+        shown = findings_or_all(state["evidence"])[: self.config.max_evidence]
+        return with_antecedents(shown, _sentences_by_pmid(state))
 
     def verify(self, state: AgentState) -> AgentState:
         evidence = self._shown(state)
@@ -597,9 +600,8 @@ class Agent:
         return uncited
 
     def extractive(self, state: AgentState) -> AgentState:
-        by_pmid = {hit.pmid: hit.sentences for hit in state.get("hits", []) if hit.sentences}
         sentences = extractive_sentences(
-            state["evidence"], self.config.max_sentences, self.config.max_words, by_pmid
+            state["evidence"], self.config.max_sentences, self.config.max_words, _sentences_by_pmid(state)
         )
         notes = list(state.get("notes", []))
         if state["mode"] == "generate":
@@ -1012,6 +1014,11 @@ _UNSURE_LINES = {
     "no": "Bottom line: uncertain, leaning no (probability {p:.2f}): the cited studies may not support it.",
     "mixed": "Bottom line: uncertain, the cited studies may be inconclusive or disagree (probability {p:.2f}).",
 }
+
+
+def _sentences_by_pmid(state: AgentState) -> dict[str, list[Sentence]]:
+    """Each retrieved abstract's sentences, by PMID."""
+    return {hit.pmid: hit.sentences for hit in state.get("hits", []) if hit.sentences}
 
 
 def _bottom_line_hint(verdict: str | None) -> str:

@@ -16,6 +16,7 @@ from biocite.agent.evidence import (
     contributory_phrases,
     relative_scores,
     select_evidence,
+    with_antecedents,
 )
 from biocite.agent.extractive import extractive_sentences
 from biocite.agent.graph import Agent, expand_query, make_checkpointer
@@ -243,6 +244,34 @@ def test_an_extractive_sentence_that_refers_back_is_quoted_with_the_sentence_bef
     # the sentence before, quoted already, is not quoted twice
     quoted = extractive_sentences([item(1), item(2)], max_sentences=5, max_words=100, sentences=sentences)
     assert [s.text for s in quoted] == [abstract[1], abstract[2]]
+
+
+def test_the_generator_is_shown_the_sentence_an_evidence_sentence_points_back_to() -> None:
+    """Asked "What genes are deleted in WAGR syndrome?" (2026-12-04), generate mode was shown only "This is
+    therefore a rare case of an inherited WAGR deletion." and wrote it back; the genes (AN2, WT1) were in the
+    sentence before. That sentence is now listed just before it (once), as evidence of the same abstract."""
+    abstract = [
+        "We studied one family.",
+        "The mother carried a deletion including both the aniridia gene (AN2) and the Wilms tumor gene (WT1).",
+        "This is therefore a rare case of an inherited WAGR deletion.",
+        "Its detection needs cosmid probes.",
+    ]
+    starts = [sum(len(t) + 1 for t in abstract[:i]) for i in range(len(abstract))]
+    sentences = {"9": [Sentence(pmid="9", index=i, start=starts[i], end=starts[i] + len(t), text=t)
+                       for i, t in enumerate(abstract)]}  # fmt: skip
+
+    def item(index: int) -> Evidence:
+        span = Span(start=starts[index], end=starts[index] + len(abstract[index]), text=abstract[index])
+        return Evidence(pmid="9", sentence_index=index, span=span, relevance=0.6, answer=0.9)
+
+    shown = with_antecedents([item(2), item(0)], sentences)
+    assert [e.sentence_index for e in shown] == [1, 2, 0]
+    assert shown[0].span.text == abstract[1] and shown[0].relevance == 0.6 and shown[0].answer is None
+    # a sentence chosen already is not listed twice
+    assert [e.sentence_index for e in with_antecedents([item(1), item(2)], sentences)] == [1, 2]
+    assert [e.sentence_index for e in with_antecedents([item(3), item(2)], sentences)] == [3, 1, 2]
+    # without the abstract's sentences the evidence is as chosen
+    assert with_antecedents([item(2)], {}) == [item(2)]
 
 
 @pytest.mark.parametrize(
