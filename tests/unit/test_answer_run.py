@@ -42,6 +42,23 @@ def test_no_generated_sentence_states_its_own_yes_or_no() -> None:
     assert own == []
 
 
+def test_no_generated_restatement_drops_its_sources_hedge() -> None:
+    """ "may improve" restated as "improves" is quoted as written (runs 31-90 predate it: 1 each). The audit
+    can fail: the same run with one hedge taken out of a sentence that keeps it trips the counter."""
+    answers = [Answer.model_validate(r["answer"]) for r in json.loads(RUN.read_text())["records"]]
+    answered = [a for a in answers if not a.abstained]
+    assert audit(answered)["dropped_hedges"] == 0
+    answer, i, hedged = next(
+        (a, i, s)
+        for a in answered
+        for i, s in enumerate(a.sentences)
+        if " may improve " in s.text and s.citations
+    )
+    overstated = hedged.model_copy(update={"text": hedged.text.replace(" may improve ", " improves ")})
+    sentences = [*answer.sentences[:i], overstated, *answer.sentences[i + 1 :]]
+    assert audit([answer.model_copy(update={"sentences": sentences})])["dropped_hedges"] == 1
+
+
 def test_the_audit_catches_a_number_not_in_the_evidence_and_a_cross_cited_copy() -> None:
     """The check above can fail: a doctored answer trips both counters."""
     answers = [Answer.model_validate(r["answer"]) for r in json.loads(RUN.read_text())["records"]]

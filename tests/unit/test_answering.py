@@ -29,7 +29,14 @@ from biocite.agent.evidence import ScoredSentence, content_terms, covering_picks
 from biocite.agent.findings import ARTIFACT_VERSION as FINDINGS_VERSION
 from biocite.agent.findings import FindingsModel, cue_features, overlaps_long_answer
 from biocite.agent.graph import Agent, bottom_line_sentence, enforce_guarantees
-from biocite.agent.synthesis import acceptable_query, copied_from, is_fragment, numbers_in, polish
+from biocite.agent.synthesis import (
+    acceptable_query,
+    copied_from,
+    drops_hedge,
+    is_fragment,
+    numbers_in,
+    polish,
+)
 from biocite.agent.verdict import (
     LABELS,
     VerdictModel,
@@ -706,6 +713,35 @@ def test_a_copied_sentence_cites_the_abstract_it_copies() -> None:
     assert copied_from("Metformin lowered maternal weight gain compared with insulin.", [b, a]) is a
     kept = polish([_sentence("Metformin lowered maternal weight gain compared with insulin.", b)], [a, b], [])
     assert [c.pmid for c in kept[0].citations] == ["1"]
+
+
+def test_a_restatement_that_drops_its_sources_hedge_is_quoted_as_written() -> None:
+    """Held-out generate run 1-30 (2026-12-04): "... by ultrasound may improve the prognosis ..." was restated
+    "... improves the prognosis ...", and "Clinical predictors appear inadequate" as "are inadequate". The
+    source sentence is quoted instead (its inline label left out, as in extractive quotes); a restatement that
+    keeps the hedge, and a sentence that says something else, stay as written."""
+    hcc = _evidence(
+        "1", "CONCLUSIONS: Early detection of liver cancer by ultrasound may improve the prognosis."
+    )
+    spine = _evidence("2", "Clinical predictors appear inadequate for the evaluation of the cervical spine.")
+    notes: list[str] = []
+    written = [
+        _sentence("Early detection of liver cancer by ultrasound improves the prognosis.", hcc),
+        _sentence("Clinical predictors are inadequate for the evaluation of the cervical spine.", hcc),
+        _sentence("Clinical predictors missed fractures in older trauma patients in this cohort.", spine),
+    ]
+    kept = polish(written, [hcc, spine], notes)
+    assert [s.text for s in kept] == [
+        "Early detection of liver cancer by ultrasound may improve the prognosis.",
+        spine.span.text,
+        written[2].text,
+    ]
+    assert [c.pmid for s in kept for c in s.citations] == ["1", "2", "2"]
+    assert "2 hedges restored" in notes[-1]
+    assert not drops_hedge("Ultrasound detection of liver cancer may improve its prognosis.", hcc.span.text)
+    assert drops_hedge(
+        "There is no benefit of metformin in PCO.", "There appears to be no benefit of metformin in PCO."
+    )
 
 
 def test_a_copied_clause_of_a_longer_sentence_cites_the_abstract_it_copies() -> None:
