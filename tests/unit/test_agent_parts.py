@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import numpy as np
@@ -216,6 +217,22 @@ def test_an_extractive_sentence_drops_a_section_label_written_into_the_text() ->
     assert sentence.citations[0].evidence[0].span.text == text
 
 
+def _one_abstract(
+    pmid: str, abstract: list[str]
+) -> tuple[dict[str, list[Sentence]], Callable[[int], Evidence]]:
+    """An abstract given as its sentences: (its sentences by PMID, a maker of the evidence of sentence i)."""
+    starts = [sum(len(t) + 1 for t in abstract[:i]) for i in range(len(abstract))]
+    sentences = [Sentence(pmid=pmid, index=i, start=starts[i], end=starts[i] + len(t), text=t)
+                 for i, t in enumerate(abstract)]  # fmt: skip
+
+    def item(index: int) -> Evidence:
+        s = sentences[index]
+        span = Span(start=s.start, end=s.end, text=s.text)
+        return Evidence(pmid=pmid, sentence_index=index, span=span, relevance=0.6, answer=0.9)
+
+    return {pmid: sentences}, item
+
+
 def test_an_extractive_sentence_that_refers_back_is_quoted_with_the_sentence_before() -> None:
     """Asked "Are Japanese patients with gastric cancer different?" (2026-12-01), the extractive answer quoted
     "However, it does not appear to be useful for determining the prognosis ...": what "it" is (the body mass
@@ -227,14 +244,7 @@ def test_an_extractive_sentence_that_refers_back_is_quoted_with_the_sentence_bef
         "However, it does not appear to be useful for determining the prognosis of stage 4 disease.",
         "It is concluded that obesity does not worsen survival.",
     ]
-    starts = [sum(len(t) + 1 for t in abstract[:i]) for i in range(len(abstract))]
-    sentences = {"7": [Sentence(pmid="7", index=i, start=starts[i], end=starts[i] + len(t), text=t)
-                       for i, t in enumerate(abstract)]}  # fmt: skip
-
-    def item(index: int) -> Evidence:
-        text = abstract[index]
-        span = Span(start=starts[index], end=starts[index] + len(text), text=text)
-        return Evidence(pmid="7", sentence_index=index, span=span, relevance=0.6, answer=0.9)
+    sentences, item = _one_abstract("7", abstract)
 
     quoted = extractive_sentences([item(2), item(3)], max_sentences=5, max_words=100, sentences=sentences)
     assert [s.text for s in quoted] == [f"{abstract[1]} {abstract[2]}", abstract[3]]
@@ -256,13 +266,7 @@ def test_the_generator_is_shown_the_sentence_an_evidence_sentence_points_back_to
         "This is therefore a rare case of an inherited WAGR deletion.",
         "Its detection needs cosmid probes.",
     ]
-    starts = [sum(len(t) + 1 for t in abstract[:i]) for i in range(len(abstract))]
-    sentences = {"9": [Sentence(pmid="9", index=i, start=starts[i], end=starts[i] + len(t), text=t)
-                       for i, t in enumerate(abstract)]}  # fmt: skip
-
-    def item(index: int) -> Evidence:
-        span = Span(start=starts[index], end=starts[index] + len(abstract[index]), text=abstract[index])
-        return Evidence(pmid="9", sentence_index=index, span=span, relevance=0.6, answer=0.9)
+    sentences, item = _one_abstract("9", abstract)
 
     shown = with_antecedents([item(2), item(0)], sentences)
     assert [e.sentence_index for e in shown] == [1, 2, 0]
