@@ -65,7 +65,7 @@ from biocite.agent.extractive import extractive_sentences
 from biocite.agent.findings import FindingsModel, findings_or_all, load_findings
 from biocite.agent.prompting import load_prompt
 from biocite.agent.state import AgentState, Turn, fresh_turn
-from biocite.agent.synthesis import acceptable_query, polish
+from biocite.agent.synthesis import acceptable_query, new_terms, polish
 from biocite.agent.verdict import (
     LLM_WORDS,
     VerdictModel,
@@ -579,7 +579,9 @@ class Agent:
         fragments)."""
         notes = list(state.get("notes", []))
         evidence = self._shown(state)
-        sentences = polish(state.get("sentences", []), evidence, notes, self._uncited_check(state))
+        sentences = polish(
+            state.get("sentences", []), evidence, notes, self._uncited_check(state), _unseen_check(state)
+        )
         if not sentences:
             notes.append("no generated sentence passed the synthesis checks; extractive fallback")
             return {"llm_failed": True, "notes": notes, "sentences": []}
@@ -1019,6 +1021,25 @@ _UNSURE_LINES = {
 def _sentences_by_pmid(state: AgentState) -> dict[str, list[Sentence]]:
     """Each retrieved abstract's sentences, by PMID."""
     return {hit.pmid: hit.sentences for hit in state.get("hits", []) if hit.sentences}
+
+
+def _unseen_check(state: AgentState) -> Callable[[AnswerSentence], list[str]] | None:
+    """For a generated sentence, its content words that none of its cited abstracts (title and sentences) has;
+    None when the abstracts are not at hand (a chat turn restored from a checkpoint)."""
+    hits = {hit.pmid: hit for hit in state.get("hits", []) if hit.sentences}
+    if not hits:
+        return None
+    terms = {
+        pmid: content_terms(" ".join([hit.title, *(s.text for s in hit.sentences)]))
+        for pmid, hit in hits.items()
+    }
+
+    def unseen(sentence: AnswerSentence) -> list[str]:
+        if any(c.pmid not in terms for c in sentence.citations):
+            return []  # an abstract not at hand: nothing to check against
+        return new_terms(sentence.text, set().union(*(terms[c.pmid] for c in sentence.citations)))
+
+    return unseen
 
 
 def _bottom_line_hint(verdict: str | None) -> str:

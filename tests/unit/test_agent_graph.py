@@ -85,6 +85,23 @@ def test_generate_keeps_supported_sentences_and_never_cites_unretrieved_pmids() 
     assert any(note.startswith("verification:") for note in answer.trace.notes)
 
 
+def test_a_generated_sentence_with_details_of_its_own_is_dropped() -> None:
+    """Verified (most of its words are in the evidence), but six of its words are in no cited abstract: the
+    polish step drops it and says which words (agent.synthesis.MAX_NEW_TERMS)."""
+    invented = (
+        "Metformin reduced body weight in adults with type 2 diabetes, with appetite suppression, gut hormones "
+        "and microbiome changes [1]. "
+    )
+    agent, _ = make_agent(invented + "Metformin reduced body weight in adults with type 2 diabetes [1].")
+    answer = agent.ask(QUESTION, mode="generate")
+    assert answer.mode == "generate"
+    assert [s.text for s in answer.sentences if s.kind != "bottom_line"] == [
+        "Metformin reduced body weight in adults with type 2 diabetes."
+    ]
+    assert any("its citations have none of appetit, chang, gut" in n for n in answer.trace.notes)
+    assert any(n.startswith("verification: 2 kept") for n in answer.trace.notes)
+
+
 class CountingModel(FakeListChatModel):
     """Streams its response a character at a time and counts the characters the agent consumed."""
 

@@ -34,6 +34,7 @@ from biocite.agent.synthesis import (
     copied_from,
     drops_hedge,
     is_fragment,
+    new_terms,
     numbers_in,
     polish,
 )
@@ -742,6 +743,37 @@ def test_a_restatement_that_drops_its_sources_hedge_is_quoted_as_written() -> No
     assert drops_hedge(
         "There is no benefit of metformin in PCO.", "There appears to be no benefit of metformin in PCO."
     )
+
+
+def test_a_sentence_with_details_none_of_its_cited_abstracts_has_is_dropped() -> None:
+    """Held-out generate run 1-30 (2026-12-04): "Treatment preferences ... can be influenced by factors such as
+    quality of life, fear of recurrence, and personal values." cited an abstract naming none of those. More than
+    MAX_NEW_TERMS (2) content words absent from every cited abstract and the sentence goes; a paraphrase with
+    one or two words of its own ("crucial" for "important"), numbers, hedges and reporting words stay."""
+    abstract = (
+        "Treatment preferences of patients with localized prostate cancer should be involved in decisions."
+    )
+    evidence = _evidence("1", abstract)
+    terms = {"1": set(tokenize(abstract, stem=True))}
+
+    def unseen(sentence: AnswerSentence) -> list[str]:
+        return new_terms(sentence.text, set().union(*(terms[c.pmid] for c in sentence.citations)))
+
+    invented = (
+        "Treatment preferences can be influenced by factors such as fear of recurrence and personal values."
+    )
+    paraphrase = "The study suggests that treatment preferences of patients with localized prostate cancer may be crucial."
+    notes: list[str] = []
+    kept = polish(
+        [_sentence(invented, evidence), _sentence(paraphrase, evidence)], [evidence], notes, None, unseen
+    )
+    assert [s.text for s in kept] == [paraphrase]
+    assert new_terms(invented, terms["1"]) == ["factor", "fear", "influenc", "person", "recurr", "valu"]
+    assert new_terms(paraphrase, terms["1"]) == ["crucial"]
+    assert "its citations have none of factor, fear" in notes[0] and "1 new details dropped" in notes[-1]
+    assert (
+        polish([_sentence(invented, evidence)], [evidence], [], None, None)[0].text == invented
+    )  # no abstracts
 
 
 def test_a_copied_clause_of_a_longer_sentence_cites_the_abstract_it_copies() -> None:
