@@ -4,7 +4,7 @@
   sentence is re-cited to the evidence that has them all, or dropped;
 - a sentence that restates one evidence sentence cites that sentence's abstract (never another), and keeps its
   hedge: "early detection may improve the prognosis" restated as "early detection improves the prognosis" is
-  quoted as written;
+  quoted as written, and one that states as a finding a sentence asking whether something holds is dropped;
 - fragments ("...allowing the tenta", "overlap clinically and histologically,.") and repeated definitions
   are dropped;
 - a sentence that names a concept of the question its cited abstracts do not cover is dropped, and so is one
@@ -179,9 +179,7 @@ def _hedges(text: str) -> Counter[str]:
 def drops_hedge(text: str, source: str) -> bool:
     """`text` restates `source` (>= 80 % of its terms, both ways, hedge words aside) without a hedge word
     `source` has."""
-    words, other = set(_words(_HEDGE.sub(" ", text))), set(_words(_HEDGE.sub(" ", source)))
-    shared = len(words & other)
-    restates = bool(words and other) and min(shared / len(words), shared / len(other)) >= _COPY_SHARE
+    restates = _share(_HEDGE.sub(" ", text), _HEDGE.sub(" ", source)) >= _COPY_SHARE
     return restates and bool(_hedges(source) - _hedges(text))
 
 
@@ -205,6 +203,23 @@ def new_terms(text: str, abstract_terms: set[str]) -> list[str]:
 @lru_cache(maxsize=1)
 def _frame_terms() -> frozenset[str]:
     return frozenset(_words(_FRAME_WORDS))
+
+
+_WHETHER = re.compile(r"\bwhether\b", re.IGNORECASE)
+
+
+def question_as_finding(text: str, source: str) -> bool:
+    """`text` restates `source` (>= 80 % of its terms, both ways), which asks whether something holds (an aim:
+    "This study investigates whether the public value ..."), as a finding ("This study found that the public
+    value ..."): what the study asked is not what it found (held-out generate run 91-120, 2026-12-04)."""
+    return bool(_WHETHER.search(source)) and not _WHETHER.search(text) and _share(text, source) >= _COPY_SHARE
+
+
+def _share(text: str, source: str) -> float:
+    """The share of terms two texts have in common, the smaller of the two ways."""
+    words, other = set(_words(text)), set(_words(source))
+    shared = len(words & other)
+    return min(shared / len(words), shared / len(other)) if words and other else 0.0
 
 
 def opens_with_answer_word(text: str) -> bool:
@@ -249,6 +264,7 @@ def polish(
         "one-study conflict dropped": 0,
         "hedges restored": 0,
         "new details dropped": 0,
+        "questions as findings dropped": 0,
     }
     for sentence in sentences:
         if sentence.kind == "bottom_line":
@@ -284,9 +300,10 @@ def polish(
             if unframed is None:
                 continue
             sentence = unframed
-        if source is not None and drops_hedge(
-            sentence.text, source.span.text
-        ):  # quoted as its source hedges it
+        if source is not None and question_as_finding(sentence.text, source.span.text):
+            counts["questions as findings dropped"] += 1
+            continue
+        if source is not None and drops_hedge(sentence.text, source.span.text):  # quoted, hedge and all
             sentence = sentence.model_copy(update={"text": without_inline_label(source.span.text)})
             counts["hedges restored"] += 1
         missing = numbers_in(sentence.text, cited_text(sentence))
@@ -394,6 +411,7 @@ def audit(answers: list[Answer]) -> dict[str, int]:
         "misquoted_copies": 0,
         "one_study_consensus": 0,  # "The studies agree / disagree ..." over one cited abstract
         "dropped_hedges": 0,  # restatements of an evidence sentence without a hedge word it has
+        "questions_as_findings": 0,  # restatements of an evidence sentence asking "whether", as a finding
     }
     for answer in answers:
         evidence = [e for s in answer.sentences for c in s.citations for e in c.evidence]
@@ -409,6 +427,8 @@ def audit(answers: list[Answer]) -> dict[str, int]:
                 source = copied_from(unframed, evidence, _quotes(sentence)) if unframed else None
             if source is not None and drops_hedge(sentence.text, source.span.text):
                 counts["dropped_hedges"] += 1
+            if source is not None and question_as_finding(sentence.text, source.span.text):
+                counts["questions_as_findings"] += 1
             if source is None or _cites_only(sentence, source):
                 continue
             if source.pmid not in {c.pmid for c in sentence.citations}:

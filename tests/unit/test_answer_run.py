@@ -16,7 +16,13 @@ from biocite.records import Answer, Citation, Span
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 RUN = BENCH / "agent_answers_generate_run.json"  # held-out questions 1-30
-RUNS = [RUN, BENCH / "agent_answers_generate_run_31_60.json", BENCH / "agent_answers_generate_run_61_90.json"]
+RUN_91_120 = BENCH / "agent_answers_generate_run_91_120.json"
+CURRENT = [RUN, RUN_91_120]  # answered at the code of the synthesis checks below (31-90 predate some)
+RUNS = [
+    *CURRENT,
+    BENCH / "agent_answers_generate_run_31_60.json",
+    BENCH / "agent_answers_generate_run_61_90.json",
+]
 
 
 @pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
@@ -30,9 +36,10 @@ def test_generated_numbers_occur_in_cited_evidence_and_no_copy_cites_another_abs
     assert counts["misquoted_copies"] == 0, counts
 
 
-def test_no_generated_sentence_states_its_own_yes_or_no() -> None:
+@pytest.mark.parametrize("run", CURRENT, ids=lambda p: p.name)
+def test_no_generated_sentence_states_its_own_yes_or_no(run: Path) -> None:
     """The bottom line is the verdict model's; the LLM's own "Yes, ..." is dropped (runs 31-90 predate it)."""
-    answers = [Answer.model_validate(r["answer"]) for r in json.loads(RUN.read_text())["records"]]
+    answers = [Answer.model_validate(r["answer"]) for r in json.loads(run.read_text())["records"]]
     own = [
         s.text
         for a in answers
@@ -42,12 +49,16 @@ def test_no_generated_sentence_states_its_own_yes_or_no() -> None:
     assert own == []
 
 
-def test_no_generated_restatement_drops_its_sources_hedge() -> None:
-    """ "may improve" restated as "improves" is quoted as written (runs 31-90 predate it: 1 each). The audit
-    can fail: the same run with one hedge taken out of a sentence that keeps it trips the counter."""
+def test_no_generated_restatement_drops_its_sources_hedge_or_states_a_question_as_a_finding() -> None:
+    """ "may improve" restated as "improves" is quoted as written (runs 31-90 predate it: 1 each), and "investigates
+    whether X" restated as "found that X" is dropped. The audit can fail: the same run with one hedge taken out of
+    a sentence that keeps it trips the counter."""
+    for run in CURRENT:
+        answers = [Answer.model_validate(r["answer"]) for r in json.loads(run.read_text())["records"]]
+        counts = audit([a for a in answers if not a.abstained])
+        assert counts["dropped_hedges"] == 0 and counts["questions_as_findings"] == 0, (run.name, counts)
     answers = [Answer.model_validate(r["answer"]) for r in json.loads(RUN.read_text())["records"]]
     answered = [a for a in answers if not a.abstained]
-    assert audit(answered)["dropped_hedges"] == 0
     answer, i, hedged = next(
         (a, i, s)
         for a in answered

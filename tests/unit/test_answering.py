@@ -37,6 +37,7 @@ from biocite.agent.synthesis import (
     new_terms,
     numbers_in,
     polish,
+    question_as_finding,
 )
 from biocite.agent.verdict import (
     LABELS,
@@ -742,6 +743,26 @@ def test_a_restatement_that_drops_its_sources_hedge_is_quoted_as_written() -> No
     assert not drops_hedge("Ultrasound detection of liver cancer may improve its prognosis.", hcc.span.text)
     assert drops_hedge(
         "There is no benefit of metformin in PCO.", "There appears to be no benefit of metformin in PCO."
+    )
+
+
+def test_a_sentence_asking_whether_is_not_restated_as_a_finding() -> None:
+    """Held-out generate run 91-120 (2026-12-04): "This study investigates whether the public value safety-related
+    health care improvements more highly ..." was written "This study found that the public value ...". What a
+    study asked is not what it found: the sentence is dropped. A finding on the same words, asked or not, stays."""
+    aim = _evidence("1", "This study investigates whether the public value safety improvements more highly.")
+    found = _evidence("2", "The public valued safety improvements more highly than other improvements.")
+    notes: list[str] = []
+    written = [
+        _sentence("This study found that the public value safety improvements more highly.", aim),
+        _sentence("The public valued safety improvements more highly than other improvements.", found),
+    ]
+    kept = polish(written, [aim, found], notes)
+    assert [s.text for s in kept] == [written[1].text]
+    assert "1 questions as findings dropped" in notes[-1]
+    assert question_as_finding(written[0].text, aim.span.text)
+    assert not question_as_finding(
+        "This study asked whether the public value safety improvements more.", aim.span.text
     )
 
 
