@@ -1035,8 +1035,8 @@ def _unseen_check(state: AgentState) -> Callable[[AnswerSentence], list[str]] | 
     }
 
     def unseen(sentence: AnswerSentence) -> list[str]:
-        if any(c.pmid not in terms for c in sentence.citations):
-            return []  # an abstract not at hand: nothing to check against
+        if not sentence.citations or any(c.pmid not in terms for c in sentence.citations):
+            return []  # no abstract at hand: nothing to check against
         return new_terms(sentence.text, set().union(*(terms[c.pmid] for c in sentence.citations)))
 
     return unseen

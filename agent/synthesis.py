@@ -164,7 +164,7 @@ def _sentence_case(text: str) -> str:
 
 
 # Words that hedge a finding ("may improve", "appear inadequate", "suggest that"): a restatement without them
-# states as certain what its source does not (held-out generate run 1-30, 2026-12-04: 2 of 53 sentences).
+# states as certain what its source does not (held-out generate run 1-30, 2026-12-04: 3 of 53 sentences).
 _HEDGE = re.compile(
     r"\b(?:may|might|could|appears?|appeared|seems?|seemed|possibly|probably|likely|perhaps|potentially|"
     r"suggests?|suggested|suggesting)\b",
