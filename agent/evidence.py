@@ -291,6 +291,7 @@ def with_antecedents(evidence: list[Evidence], sentences: Mapping[str, Sequence[
         if before is not None and (item.pmid, before.index) not in shown:
             shown.add((item.pmid, before.index))
             span = Span(start=before.start, end=before.end, text=before.text)
+            # not scored against the question itself: it carries the relevance of the sentence pointing to it
             out.append(
                 Evidence(pmid=item.pmid, sentence_index=before.index, span=span, relevance=item.relevance)
             )
