@@ -1,9 +1,14 @@
 """The `biocite` command line. Each subcommand is a thin shell over a library function.
 
-Exit codes (`run_cli` is the one place they are decided, so every subcommand inherits them): 0 success;
-1 the command failed for a reason outside the user's input (an I/O error, an internal error); 2 a usage
-error or a problem the user can fix (bad input, missing file, damaged index: one line on stderr naming
-what and where); 130 interrupted by Ctrl-C (work already finished was saved by the command itself).
+Exit codes (decided in one place, `run_cli`, so every subcommand shares them):
+
+0  success
+
+1  failed for a reason outside the user's input (an I/O error, an internal error)
+
+2  a usage error or a problem the user can fix (bad input, missing file, damaged index); one line on stderr names what and where
+
+130  interrupted by Ctrl-C (work already finished was saved by the command itself)
 """
 
 from __future__ import annotations
