@@ -100,7 +100,7 @@ from biocite.records import (
     Trace,
 )
 from biocite.retrieval import Retriever, TokenSource
-from biocite.sentences import is_metadata_sentence
+from biocite.sentences import is_metadata_sentence, states_aim
 from biocite.settings import Settings
 from biocite.support import SupportModel
 from biocite.tokenize import tokenize
@@ -934,16 +934,21 @@ class Agent:
     def _verify_one(
         self, draft: DraftSentence, evidence: list[Evidence]
     ) -> tuple[AnswerSentence | None, str, int]:
-        """(sentence or None, "kept" | "re-cited" | "dropped", undetermined judgements)."""
+        """(sentence or None, "kept" | "re-cited" | "dropped", undetermined judgements). A sentence is judged
+        against its abstracts' shown evidence sentences, without those stating a study's aim: an aim shows no
+        finding, yet the support model read "the study found that X" as supported by "the aim was to
+        evaluate X" (`states_aim`)."""
+        finding = not states_aim(draft.text)  # a sentence on what a study set out to do may quote its aim
+        usable = [e for e in evidence if not (finding and states_aim(e.span.text))]
         by_pmid: dict[str, list[Evidence]] = {}
-        for item in evidence:
+        for item in usable:
             by_pmid.setdefault(item.pmid, []).append(item)
-        cited_items = [evidence[i - 1] for i in draft.evidence_ids]
+        cited_items = [e for e in (evidence[i - 1] for i in draft.evidence_ids) if e in usable]
         cited = list(dict.fromkeys([e.pmid for e in cited_items] + [p for p in draft.pmids if p in by_pmid]))
         supported, undetermined = self._supported(draft.text, cited, by_pmid)
         outcome = "kept"
         if not supported:
-            others = self._nearest_pmids(draft.text, evidence, exclude=set(cited))
+            others = self._nearest_pmids(draft.text, usable, exclude=set(cited))
             supported, more = self._supported(draft.text, others, by_pmid)
             undetermined += more
             outcome = "re-cited"

@@ -6,7 +6,8 @@
   hedge: "early detection may improve the prognosis" restated as "early detection improves the prognosis" is
   quoted as written, and one that states as a finding a sentence asking whether something holds is dropped;
 - fragments ("...allowing the tenta", "overlap clinically and histologically,.") and repeated definitions
-  are dropped;
+  are dropped, and so are statements of what a study set out to do ("The purpose of this study was to ..."):
+  they answer nothing;
 - a sentence that names a concept of the question its cited abstracts do not cover is dropped, and so is one
   with more than `MAX_NEW_TERMS` content words none of its cited abstracts has (details of its own);
 - a sentence that opens with an answer word ("Yes, this is a metabolic adaptation to pregnancy.") is the
@@ -24,7 +25,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from biocite.records import Answer, AnswerSentence, Citation, Evidence
-from biocite.sentences import without_inline_label
+from biocite.sentences import states_aim, without_inline_label
 from biocite.tokenize import tokenize
 
 # 12, 0.05, 1,200, 95%, 3.5-fold; "P<0.05" gives 0.05. A lone "1" or "2" in words ("type 2") counts too.
@@ -163,11 +164,12 @@ def _sentence_case(text: str) -> str:
     return text[0].upper() + text[1:] if first.isascii() and first.islower() else text
 
 
-# Words that hedge a finding ("may improve", "appear inadequate", "suggest that"): a restatement without them
-# states as certain what its source does not (held-out generate run 1-30, 2026-12-04: 3 of 53 sentences).
+# Words that hedge a finding ("may improve", "appear inadequate", "suggest that") or attribute it to belief ("is
+# regarded as specific"): a restatement without them states as certain what its source does not (held-out
+# generate run 1-30, 2026-12-04: 3 of 53 sentences; "is regarded as specific" written "is specific", 2026-12-05).
 _HEDGE = re.compile(
     r"\b(?:may|might|could|appears?|appeared|seems?|seemed|possibly|probably|likely|perhaps|potentially|"
-    r"suggests?|suggested|suggesting)\b",
+    r"suggests?|suggested|suggesting|regarded|considered|thought|believed|presumed|assumed|putative)\b",
     re.IGNORECASE,
 )
 
@@ -265,6 +267,7 @@ def polish(
         "hedges restored": 0,
         "new details dropped": 0,
         "questions as findings dropped": 0,
+        "aims dropped": 0,
     }
     for sentence in sentences:
         if sentence.kind == "bottom_line":
@@ -275,6 +278,9 @@ def polish(
             continue
         if opens_with_answer_word(sentence.text):
             counts["own yes/no"] += 1
+            continue
+        if states_aim(sentence.text):
+            counts["aims dropped"] += 1
             continue
         definition = _DEFINITION.match(sentence.text)
         if definition:
@@ -402,7 +408,8 @@ def acceptable_query(query: str, earlier: list[str]) -> bool:
 def audit(answers: list[Answer]) -> dict[str, int]:
     """Over finished answers: numbers of generated sentences missing from their cited evidence, sentences
     copying one evidence sentence of their answer while citing another abstract, those citing its abstract with
-    another of its sentences as the quote, and those claiming a consensus or conflict of one cited abstract."""
+    another of its sentences as the quote, those claiming a consensus or conflict of one cited abstract, and
+    those whose quotes only state a study's aim."""
     counts = {
         "sentences": 0,
         "numbers": 0,
@@ -412,6 +419,7 @@ def audit(answers: list[Answer]) -> dict[str, int]:
         "one_study_consensus": 0,  # "The studies agree / disagree ..." over one cited abstract
         "dropped_hedges": 0,  # restatements of an evidence sentence without a hedge word it has
         "questions_as_findings": 0,  # restatements of an evidence sentence asking "whether", as a finding
+        "aim_quotes": 0,  # sentences quoting only statements of a study's aim (`states_aim`)
     }
     for answer in answers:
         evidence = [e for s in answer.sentences for c in s.citations for e in c.evidence]
@@ -421,6 +429,8 @@ def audit(answers: list[Answer]) -> dict[str, int]:
             counts["sentences"] += 1
             counts["numbers"] += len(numbers(sentence.text))
             counts["numbers_missing"] += len(numbers_in(sentence.text, cited_text(sentence)))
+            quotes = _quotes(sentence)
+            counts["aim_quotes"] += bool(quotes) and all(states_aim(e.span.text) for e in quotes)
             source = copied_from(sentence.text, evidence, _quotes(sentence))
             if source is None and (unframed := single_study_frame(sentence)) is not None:
                 counts["one_study_consensus"] += 1

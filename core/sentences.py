@@ -235,6 +235,35 @@ def refers_back(text: str) -> bool:
     return bool(_REFERS_BACK.match(text.strip()))
 
 
+# A statement of what a study set out to do ("The aim of this study was to evaluate ...", "We investigated
+# whether ...", "To compare ..."): it reports no finding, so it can show none. Held-out generate answers
+# (PubMedQA dev, questions 1-120 of the held-out part) quoted only such a sentence under 9 of 202 sentences;
+# 4 of them stated a finding ("The study found that the APT with HDM was not specific for atopic
+# dermatitis", quoting the aim; the abstract concludes it is "probably more specific for AD").
+_STUDY = r"(?:study|trial|work|paper|analysis|review|investigation|survey|project|research|report)"
+_AIM = re.compile(
+    r"\b(?:aims?|purposes?|objectives?|goals?)\s+of\s+(?:this|the|our|the\s+present)\s+(?:[\w,-]+\s+){0,3}?"
+    + _STUDY
+    + r"\b"
+    r"|^(?:the\s+|our\s+)?(?:aims?|purposes?|objectives?|goals?)\s+(?:was|were|is|are)\s+to\b"
+    r"|^(?:we|this|the\s+present|our)\s+(?:[\w,-]+\s+){0,4}?(?:aimed|aims|sought|seeks|set\s+out|"
+    r"(?:was|were|is|are)\s+(?:designed|conducted|undertaken|performed))\s+to\b"
+    r"|^(?:in\s+order\s+)?to\s+(?:evaluate|assess|investigate|examine|determine|compare|analy[sz]e|explore|"
+    r"describe|identify|test|study|clarify|verify|establish|characteri[sz]e)\b"
+    r"|^(?:we|this\s+(?:[\w,-]+\s+){0,3}?" + _STUDY + r")\s+(?:investigated|examined|evaluated|assessed|"
+    r"explored|asked|tested|investigates|examines|evaluates|assesses|explores|asks|tests)\s+(?:whether|if|how)\b",
+    re.IGNORECASE,
+)
+_REPORTS = re.compile(r"\b(?:found|find|finds|showed|shown|shows|revealed|demonstrated|conclud\w*)\b|\bp\s*[<=>]|"
+                      r"\d\s*%", re.IGNORECASE)  # fmt: skip
+
+
+def states_aim(text: str) -> bool:
+    """Whether the sentence states what a study set out to do, reporting no finding."""
+    stripped = without_inline_label(text.strip())  # "OBJECTIVE: To compare ..." -> "To compare ..."
+    return bool(_AIM.search(stripped)) and not _REPORTS.search(stripped)
+
+
 # The same label where the abstract or one of its sentences opens ("... was studied. METHODS: We ...").
 _LABEL_OPENING = re.compile(r"(?:^|(?<=[.?!] ))" + _INLINE_LABEL.pattern)
 

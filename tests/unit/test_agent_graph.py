@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from agent_fakes import FakeRetriever, agent_settings, fake_model, overlap_judge
+from agent_fakes import ABSTRACTS, FakeRetriever, agent_settings, fake_model, overlap_judge
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import BaseMessage
 
 from biocite.agent.graph import Agent, enforce_guarantees
 from biocite.errors import InputError, ModelError
@@ -275,3 +278,46 @@ def test_trace_names_the_llm_only_when_one_was_used() -> None:
     agent, _ = make_agent("Metformin reduced body weight in adults with type 2 diabetes [1].")
     assert "llm" not in agent.ask(QUESTION, mode="extractive").trace.models
     assert agent.ask(QUESTION, mode="generate").trace.models["llm"] == "llamacpp:qwen1.5b"
+
+
+AIM_ABSTRACTS = {
+    **ABSTRACTS,
+    "555": (
+        "Metformin and body weight in obese adolescents",
+        "The aim of this study was to evaluate whether metformin reduced body weight in obese adolescents. "
+        "Metformin did not change body weight in obese adolescents over six months.",
+    ),
+}
+
+
+def aim_fooled_judge(messages: list[BaseMessage]) -> float:
+    """Reads any statement as supported by a study's aim, as the support model read "the study found that X"
+    against "the aim of this study was to evaluate X" (held-out run 1-30); otherwise only a verbatim copy."""
+    text = str(messages[-1].content)
+    evidence = re.search(r"Evidence: (.*)", text)
+    statement = re.search(r"Statement: (.*)", text)
+    assert evidence and statement, text
+    return float(
+        "aim of this study" in evidence.group(1) or statement.group(1).rstrip(".") in evidence.group(1)
+    )
+
+
+def test_a_finding_is_never_judged_against_a_studys_aim() -> None:
+    """A sentence stating a finding is judged against its abstract's evidence without the sentences stating the
+    study's aim: an aim shows no finding. The invented finding is dropped although the judge would have taken
+    the aim for support; a statement of the aim is judged with it (then dropped by the synthesis checks: it
+    answers nothing)."""
+    found = "The study found that metformin lowered body weight in obese adolescents (PMID 555). "
+    aim = "The aim of this study was to evaluate whether metformin reduced body weight in obese adolescents (PMID 555). "
+    kept = "Metformin reduced body weight in adults with type 2 diabetes (PMID 111)."
+    agent = Agent(
+        agent_settings(),
+        retriever=FakeRetriever(AIM_ABSTRACTS),
+        chat_model=fake_model(found + aim + kept),
+        judge=aim_fooled_judge,
+    )
+    answer = agent.ask(QUESTION, mode="generate")
+    assert answer.mode == "generate"
+    assert [s.text for s in answer.sentences if s.kind != "bottom_line"] == [kept.replace(" (PMID 111)", "")]
+    assert any(n.startswith("verification: 2 kept, 0 re-cited, 1 dropped") for n in answer.trace.notes)
+    assert any("1 aims dropped" in n for n in answer.trace.notes)

@@ -744,6 +744,10 @@ def test_a_restatement_that_drops_its_sources_hedge_is_quoted_as_written() -> No
     assert drops_hedge(
         "There is no benefit of metformin in PCO.", "There appears to be no benefit of metformin in PCO."
     )
+    assert drops_hedge(  # a belief stated as a fact (2026-12-05)
+        "The atopy patch test is specific for patients with atopic dermatitis.",
+        "The atopy patch test is regarded as specific for patients with atopic dermatitis (AD).",
+    )
 
 
 def test_a_sentence_asking_whether_is_not_restated_as_a_finding() -> None:

@@ -13,6 +13,7 @@ from biocite.sentences import (
     is_metadata,
     section_label,
     split_sentences,
+    states_aim,
     without_inline_label,
 )
 
@@ -244,3 +245,34 @@ def test_inline_labels_make_sections() -> None:
     assert [section_label(doc, s.start) for s in split_sentences(doc)][-2:] == ["RESULTS", "CONCLUSIONS"]
     assert inline_sections("We did X. RESULTS: y. CONCLUSIONS: z.") == []  # not opened by a label
     assert inline_sections("CONCLUSIONS: one label only.") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The aim of this study was to evaluate the response to the APT with house dust mites in subjects.",
+        "The purpose of the present study was to determine the diagnostic value of oblique views.",
+        "OBJECTIVE: To evaluate current performance on perinatal hepatitis B prevention practices.",
+        "This prospective, randomized, double-blind study was designed to determine the usefulness of colloids.",
+        "We investigated whether RBC alloimmunization was affected by transfusion of blood products.",
+        "This study aimed to compare bile duct sludge with bile duct stones.",
+        "The objective was to evaluate the efficacy of diffusion-weighted imaging.",
+    ],
+)
+def test_a_statement_of_a_studys_aim_is_recognised(text: str) -> None:
+    assert states_aim(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The aim of treatment was to reduce pain.",  # not the study's aim
+        "The aim of this study was to evaluate X; we found that X lowered mortality (p<0.01).",  # reports
+        "To our surprise, mortality was lower with X.",
+        "We found no association between binge drinking and motor function.",
+        "It remains unclear whether statins prevent dementia.",  # background
+        "Metformin reduced body weight in adults with type 2 diabetes.",
+    ],
+)
+def test_a_finding_or_background_is_no_statement_of_aim(text: str) -> None:
+    assert not states_aim(text)
