@@ -744,6 +744,13 @@ def test_a_restatement_that_drops_its_sources_hedge_is_quoted_as_written() -> No
     assert drops_hedge(
         "There is no benefit of metformin in PCO.", "There appears to be no benefit of metformin in PCO."
     )
+    quilting = _evidence(
+        "3", "The quilting suture seems to be an efficient technique to prevent seroma formation."
+    )
+    paraphrase = _sentence("Quilting suture is effective in preventing seroma formation.", quilting, hcc)
+    assert not drops_hedge(paraphrase.text, quilting.span.text)  # a paraphrase: under the copy bar
+    (quoted,) = polish([paraphrase], [hcc, spine, quilting], [])  # but it quotes what it restates
+    assert quoted.text == quilting.span.text and [c.pmid for c in quoted.citations] == ["3"]
     assert drops_hedge(  # a belief stated as a fact (2026-12-05)
         "The atopy patch test is specific for patients with atopic dermatitis.",
         "The atopy patch test is regarded as specific for patients with atopic dermatitis (AD).",
@@ -768,6 +775,32 @@ def test_a_sentence_asking_whether_is_not_restated_as_a_finding() -> None:
     assert not question_as_finding(
         "This study asked whether the public value safety improvements more.", aim.span.text
     )
+
+
+def test_a_line_of_background_is_not_framed_as_the_studys_finding() -> None:
+    """Asked "What are the side effects of statins?" (2026-12-05), the generator wrote "The study found that what
+    is less well known is a phenomenon whereby statins may induce a myopathy ..." over a line of background: the
+    frame goes. Over a sentence that reports a finding it stays."""
+    background = _evidence(
+        "1", "What is less well known is a phenomenon whereby statins may induce a myopathy.", answer=0.1
+    )
+    result = _evidence("2", "Creatine kinase levels were raised in 12 of 40 statin users.", answer=0.9)
+    notes: list[str] = []
+    written = [
+        _sentence(
+            "The study found that what is less well known is a phenomenon whereby statins may induce a myopathy.",
+            background,
+        ),
+        _sentence(
+            "The study found that creatine kinase levels were raised in 12 of 40 statin users.", result
+        ),
+    ]
+    kept = polish(written, [background, result], notes)
+    assert [s.text for s in kept] == [
+        "What is less well known is a phenomenon whereby statins may induce a myopathy.",
+        written[1].text,
+    ]
+    assert "1 finding frames removed" in notes[-1]
 
 
 def test_a_sentence_with_details_none_of_its_cited_abstracts_has_is_dropped() -> None:
