@@ -139,23 +139,42 @@ _PLURAL_PAST = re.compile(
 )
 
 
+# A body of literature one cited abstract cannot show: "Studies have shown that X" (X kept), "..., as studies have
+# shown that fluoroquinolones are effective ..." (held-out generate run 121-150, 2026-12-05, citing one abstract
+# that recommends other drugs: dropped).
+_LITERATURE = (
+    r"(?:studies|research|evidence|trials|the\s+literature)\s+(?:have|has)\s+"
+    r"(?:shown|demonstrated|found|suggested|reported|indicated)\s+(?:that\s+)?"
+)
+_LITERATURE_OPENING = re.compile(
+    r"^\s*(?:previous\s+|several\s+|many\s+|other\s+)?" + _LITERATURE + r"(?=\S)", re.I
+)
+_LITERATURE_CLAIM = re.compile(r"\b" + _LITERATURE, re.IGNORECASE)
+
+
 def single_study_frame(sentence: AnswerSentence) -> str | None:
     """For a sentence citing one abstract: its text without a frame of agreement ("The studies agree that X" ->
-    "X"; "The studies found X" -> "The study found X"), "" when it claims a conflict or an agreement it does not
-    state (dropped), None when it has neither."""
+    "X"; "The studies found X" -> "The study found X"; "Studies have shown that X" -> "X"), "" when it claims a
+    conflict, an agreement it does not state or, mid-sentence, what "studies have shown" (dropped), None when it
+    has none of these."""
     if len({c.pmid for c in sentence.citations}) >= 2:
         return None
     return _unframed(sentence.text)
 
 
 def _unframed(text: str) -> str | None:
-    """`text` without its frame of agreement between studies, "" for a conflict, None when it has no frame."""
+    """`text` without its frame of agreement between studies (or of a body of literature), "" for a conflict or a
+    literature claimed mid-sentence, None when it has no frame."""
     if framed := _CONSENSUS.match(text):
         return _sentence_case(text[framed.end() :])
     if _CONFLICT.search(text):
         return ""
     if plural := _PLURAL_PAST.match(text):
         return "The study " + text[plural.end() :]
+    if literature := _LITERATURE_OPENING.match(text):
+        return _sentence_case(text[literature.end() :])
+    if _LITERATURE_CLAIM.search(text):
+        return ""
     return None
 
 
@@ -457,7 +476,7 @@ def audit(answers: list[Answer]) -> dict[str, int]:
         "numbers_missing": 0,
         "cross_cited_copies": 0,
         "misquoted_copies": 0,
-        "one_study_consensus": 0,  # "The studies agree / disagree ..." over one cited abstract
+        "one_study_consensus": 0,  # "The studies agree / disagree ...", "studies have shown" over one abstract
         "dropped_hedges": 0,  # restatements of an evidence sentence without a hedge word it has
         "questions_as_findings": 0,  # restatements of an evidence sentence asking "whether", as a finding
         "aim_quotes": 0,  # sentences quoting only statements of a study's aim (`states_aim`)

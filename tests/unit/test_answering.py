@@ -927,6 +927,13 @@ def test_one_cited_abstract_makes_no_consensus_or_conflict() -> None:
         both.text,  # two abstracts: a consensus may be stated
     ]
     assert "2 one-study frames reworded" in notes[0] and "1 one-study conflict dropped" in notes[0]
+    # "studies have shown" over one abstract (held-out generate run 121-150): the frame goes, or the sentence
+    literature = _sentence(
+        "Studies have shown that preoperative statin therapy reduces AF after CABG surgery.", a
+    )
+    appeal = _sentence("Statins are advised after CABG, as studies have shown that they reduce AF.", a)
+    kept = polish([literature, appeal], [a, b], [])
+    assert [s.text for s in kept] == ["Preoperative statin therapy reduces AF after CABG surgery."]
     # a quote of an abstract that itself says so is left as written
     review = _evidence("1", "Both studies agree that early surgery lowers mortality in endocarditis.")
     quote = _sentence(review.span.text, review)
