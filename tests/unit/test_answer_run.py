@@ -50,13 +50,17 @@ def test_no_generated_sentence_states_its_own_yes_or_no(run: Path) -> None:
 
 
 def test_no_generated_restatement_drops_its_sources_hedge_or_states_a_question_as_a_finding() -> None:
-    """ "may improve" restated as "improves" is quoted as written (runs 31-90 predate it: 1 each), and "investigates
-    whether X" restated as "found that X" is dropped. The audit can fail: the same run with one hedge taken out of
-    a sentence that keeps it trips the counter."""
+    """ "may improve" restated as "improves" is quoted as written (runs 31-90 predate it: 1 each), "investigates
+    whether X" restated as "found that X" is dropped, and no sentence rests on quotes that only state a study's
+    aim. The audit can fail: the same run with one hedge taken out of a sentence that keeps it, or with a
+    sentence quoting an aim, trips the counters."""
     for run in CURRENT:
         answers = [Answer.model_validate(r["answer"]) for r in json.loads(run.read_text())["records"]]
         counts = audit([a for a in answers if not a.abstained])
-        assert counts["dropped_hedges"] == 0 and counts["questions_as_findings"] == 0, (run.name, counts)
+        assert counts["dropped_hedges"] == counts["questions_as_findings"] == counts["aim_quotes"] == 0, (
+            run.name,
+            counts,
+        )
     answers = [Answer.model_validate(r["answer"]) for r in json.loads(RUN.read_text())["records"]]
     answered = [a for a in answers if not a.abstained]
     answer, i, hedged = next(
@@ -68,6 +72,12 @@ def test_no_generated_restatement_drops_its_sources_hedge_or_states_a_question_a
     overstated = hedged.model_copy(update={"text": hedged.text.replace(" may improve ", " improves ")})
     sentences = [*answer.sentences[:i], overstated, *answer.sentences[i + 1 :]]
     assert audit([answer.model_copy(update={"sentences": sentences})])["dropped_hedges"] == 1
+    aim = "The aim of this study was to evaluate the prognosis of early hepatocellular carcinoma."
+    quote = hedged.citations[0].evidence[0]
+    aim_quote = quote.model_copy(update={"span": Span(start=0, end=len(aim), text=aim)})
+    on_aim = hedged.model_copy(update={"citations": [Citation(pmid=quote.pmid, evidence=[aim_quote])]})
+    sentences = [*answer.sentences[:i], on_aim, *answer.sentences[i + 1 :]]
+    assert audit([answer.model_copy(update={"sentences": sentences})])["aim_quotes"] == 1
 
 
 def test_the_audit_catches_a_number_not_in_the_evidence_and_a_cross_cited_copy() -> None:
