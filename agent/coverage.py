@@ -94,6 +94,7 @@ from functools import cached_property, lru_cache
 from typing import Literal
 
 from biocite import other_names
+from biocite.abbreviations import PARENTHESISED, abbreviated_from
 from biocite.agent import designators, opposites
 from biocite.other_names import shadowed
 from biocite.populations import AXES, mentions_animals, studied_in_animals
@@ -580,39 +581,18 @@ def respellings(term: str, df: DocumentFrequencies) -> list[str]:
     return sorted(t for t in put_back | swapped if df.counts.get(t, 0))
 
 
-_PARENTHESISED = re.compile(r"\(\s*([^\W_][\w-]{0,11})\s*\)")
-
-
 def defined_abbreviations(question: str) -> dict[str, str]:
     """The words in parentheses that abbreviate the words before them, casefolded as the index cuts them,
     with the stemmed phrase they abbreviate: "type 2 diabetes mellitus (T2DM)", "angiotensin-converting
     enzyme-1 (ACE-1)"; "homemade alcohol (Raksi)" is a name, not an abbreviation."""
     found: dict[str, str] = {}
-    for match in _PARENTHESISED.finditer(question):
+    for match in PARENTHESISED.finditer(question):
         short = match.group(1)
         before = " ".join(question[: match.start()].split()[-min(len(short) + 5, 2 * len(short)) :])
         start = abbreviated_from(short, before)
         if sum(c.isalpha() for c in short) >= 2 and start >= 0:
             found.update((p.casefold(), _stemmed_phrase(before[start:])) for p in _parts(short))
     return found
-
-
-def abbreviated_from(short: str, long_form: str) -> int:
-    """Where in `long_form` the words `short` abbreviates start, or -1 (Schwartz and Hearst's test, 2003:
-    each letter and digit of the short form, right to left, is found in the long form in order, and the
-    first one starts a word of it)."""
-    short, long_form = short.casefold(), long_form.casefold()
-    j = len(long_form) - 1
-    for i in range(len(short) - 1, -1, -1):
-        c = short[i]
-        if not c.isalnum():
-            continue
-        while j >= 0 and (long_form[j] != c or (i == 0 and j > 0 and long_form[j - 1].isalnum())):
-            j -= 1
-        if j < 0:
-            return -1
-        j -= 1
-    return j + 1
 
 
 def _question_words(question: str) -> list[str]:

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
+from biocite.abbreviations import long_forms
 from biocite.added_clauses import added_clause
 from biocite.changed_numbers import changed_number
 from biocite.embedder import Embedder, resolve_device
@@ -133,12 +134,26 @@ def _words(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
-def verbatim_index(claim: str, sentences: Sequence[str]) -> int | None:
-    """The index of the sentence that is the claim word for word (case, punctuation and a section label
-    written into the text aside: "CONCLUSIONS: X" quotes "X"), if any; or of the second of two consecutive
-    sentences that are (an extractive quote of a sentence that refers back carries the one before it)."""
-    key = _words(without_inline_label(claim))
-    words = [_words(without_inline_label(s)) for s in sentences]
+def _abbreviated(words: str, forms: dict[str, str]) -> str:
+    """`_words` text with each abbreviation the passage defines written short: "metastatic spinal cord
+    compression (MSCC)" and "metastatic spinal cord compression" both read "mscc"."""
+    padded = f" {words} "
+    for short, long_form in forms.items():
+        s, lf = _words(short), _words(long_form)
+        padded = padded.replace(f" {lf} {s} ", f" {s} ").replace(f" {lf} ", f" {s} ")
+    return padded.strip()
+
+
+def verbatim_index(claim: str, sentences: Sequence[str], passage: str | None = None) -> int | None:
+    """The index of the sentence that is the claim word for word (case, punctuation, a section label
+    written into the text, and an abbreviation the passage defines written out or not aside: "CONCLUSIONS: X"
+    quotes "X"; "Elderly patients with metastatic spinal cord compression did not benefit" quotes "Elderly
+    patients with MSCC did not benefit"), if any; or of the second of two consecutive sentences that are (an
+    extractive quote of a sentence that refers back carries the one before it). The abbreviations are those of
+    `passage` (default: the sentences)."""
+    forms = long_forms(passage if passage is not None else " ".join(sentences))
+    key = _abbreviated(_words(without_inline_label(claim)), forms)
+    words = [_abbreviated(_words(without_inline_label(s)), forms) for s in sentences]
     if not key:
         return None
     pairs = (i for i in range(1, len(words)) if f"{words[i - 1]} {words[i]}" == key)
@@ -569,7 +584,7 @@ class SupportModel:
         sents = [evidence[s:t] for s, t in spans]
         x, order = self.aggregator.features(claim, sents, p, cos, passage=evidence)
         final = self.aggregator.predict_proba(x)[0]
-        copy = verbatim_index(claim, sents)
+        copy = verbatim_index(claim, sents, evidence)
         clause = clause_quote_index(claim, sents) if copy is None else None
         quoted = copy if copy is not None else clause  # the sentence the claim is quoted from
         misstated = misstatement(claim, sents) if quoted is None else None

@@ -17,7 +17,12 @@ from biocite.records import Answer, Citation, Span
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 RUN = BENCH / "agent_answers_generate_run.json"  # held-out questions 1-30
 RUN_91_120 = BENCH / "agent_answers_generate_run_91_120.json"
-CURRENT = [RUN, RUN_91_120]  # answered at the code of the synthesis checks below (31-90 predate some)
+RUN_121_150 = BENCH / "agent_answers_generate_run_121_150.json"
+CURRENT = [
+    RUN,
+    RUN_91_120,
+    RUN_121_150,
+]  # answered at the code of the synthesis checks below (31-90 predate some)
 RUNS = [
     *CURRENT,
     BENCH / "agent_answers_generate_run_31_60.json",

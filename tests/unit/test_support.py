@@ -165,6 +165,18 @@ def test_verbatim_index_finds_the_claim_as_a_whole_sentence_only() -> None:
         verbatim_index("Ketamine was safe.", ["Methods were standard.", "CONCLUSIONS: Ketamine was safe."])
         == 1
     )
+    # an abbreviation the passage defines, written out or not (held-out generate run 121-150: the conclusion
+    # with "MSCC" spelled out was judged not Supports against its own abstract)
+    abstract = [
+        "We studied metastatic spinal cord compression (MSCC) in the elderly.",
+        "Elderly patients with MSCC did not benefit from surgery in addition to radiotherapy.",
+    ]
+    spelled = "Elderly patients with metastatic spinal cord compression did not benefit from surgery in addition to radiotherapy."
+    assert verbatim_index(spelled, abstract) == 1
+    assert verbatim_index(spelled, abstract[1:]) is None  # not defined in what was given
+    assert verbatim_index(spelled, abstract[1:], passage=" ".join(abstract)) == 0
+    assert verbatim_index("We studied MSCC in the elderly.", abstract) == 0
+    assert verbatim_index("Elderly patients with MSCC benefited from surgery.", abstract) is None
 
 
 CLAUSE_SENTENCES = [
