@@ -9,7 +9,7 @@ from biocite.agent.evidence import antecedent
 from biocite.agent.findings import findings_or_all
 from biocite.citations import count_words
 from biocite.records import AnswerSentence, Citation, Evidence, Sentence
-from biocite.sentences import without_inline_label
+from biocite.sentences import states_aim, without_inline_label
 
 
 def extractive_sentences(
@@ -19,7 +19,8 @@ def extractive_sentences(
     sentences: Mapping[str, Sequence[Sentence]] | None = None,
 ) -> list[AnswerSentence]:
     """Evidence sentences in the evidence order (best first) within the sentence and word limits: those that
-    report a finding, or, when none does, the best sentences (`findings_or_all`).
+    report a finding, or, when none does, the best sentences (`findings_or_all`); statements of a study's aim
+    ("The purpose of this study was to ...", `states_aim`) only when nothing else is left.
 
     `support` is 1.0: each sentence is a verbatim quote of the abstract it cites, less a section label written
     into the abstract's text ("CONCLUSIONS: "); the cited evidence keeps the whole sentence. A sentence that
@@ -30,7 +31,8 @@ def extractive_sentences(
     out: list[AnswerSentence] = []
     seen: set[str] = set()
     words = 0
-    for item in findings_or_all(evidence):
+    chosen = findings_or_all(evidence)
+    for item in [e for e in chosen if not states_aim(e.span.text)] or chosen:  # an aim answers nothing
         text = without_inline_label(item.span.text)
         before = _sentence_before(item, sentences or {})
         before = "" if _key(before) in seen else before  # quoted already

@@ -217,6 +217,23 @@ def test_an_extractive_sentence_drops_a_section_label_written_into_the_text() ->
     assert sentence.citations[0].evidence[0].span.text == text
 
 
+def test_an_extractive_answer_quotes_a_studys_aim_only_when_nothing_else_is_left() -> None:
+    """Held-out extractive answers quoted "The purpose of this study was to verify the efficacy of ..." (11 of 353
+    sentences, 2026-12-05): an aim answers nothing, so it comes only when no other evidence sentence is left."""
+
+    def item(pmid: str, text: str) -> Evidence:
+        return Evidence(
+            pmid=pmid, sentence_index=0, span=Span(start=0, end=len(text), text=text), relevance=0.6
+        )
+
+    aim = item(
+        "1", "The purpose of this study was to verify the efficacy of quilting suture to prevent seroma."
+    )
+    finding = item("2", "Seroma formed in 2 of 21 patients after quilting suture.")
+    assert [s.text for s in extractive_sentences([aim, finding], 3, 100)] == [finding.span.text]
+    assert [s.text for s in extractive_sentences([aim], 3, 100)] == [aim.span.text]
+
+
 def _one_abstract(
     pmid: str, abstract: list[str]
 ) -> tuple[dict[str, list[Sentence]], Callable[[int], Evidence]]:
