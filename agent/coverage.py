@@ -94,7 +94,7 @@ from functools import cached_property, lru_cache
 from typing import Literal
 
 from biocite import other_names
-from biocite.abbreviations import PARENTHESISED, abbreviated_from
+from biocite.abbreviations import definitions
 from biocite.agent import designators, opposites
 from biocite.other_names import shadowed
 from biocite.populations import AXES, mentions_animals, studied_in_animals
@@ -586,12 +586,8 @@ def defined_abbreviations(question: str) -> dict[str, str]:
     with the stemmed phrase they abbreviate: "type 2 diabetes mellitus (T2DM)", "angiotensin-converting
     enzyme-1 (ACE-1)"; "homemade alcohol (Raksi)" is a name, not an abbreviation."""
     found: dict[str, str] = {}
-    for match in PARENTHESISED.finditer(question):
-        short = match.group(1)
-        before = " ".join(question[: match.start()].split()[-min(len(short) + 5, 2 * len(short)) :])
-        start = abbreviated_from(short, before)
-        if sum(c.isalpha() for c in short) >= 2 and start >= 0:
-            found.update((p.casefold(), _stemmed_phrase(before[start:])) for p in _parts(short))
+    for short, long_form in definitions(question):
+        found.update((p.casefold(), _stemmed_phrase(long_form)) for p in _parts(short))
     return found
 
 

@@ -491,10 +491,10 @@ def audit(answers: list[Answer]) -> dict[str, int]:
             counts["numbers_missing"] += len(numbers_in(sentence.text, cited_text(sentence)))
             quotes = _quotes(sentence)
             counts["aim_quotes"] += bool(quotes) and all(states_aim(e.span.text) for e in quotes)
-            source = copied_from(sentence.text, evidence, _quotes(sentence))
+            source = copied_from(sentence.text, evidence, quotes)
             if source is None and (unframed := single_study_frame(sentence)) is not None:
                 counts["one_study_consensus"] += 1
-                source = copied_from(unframed, evidence, _quotes(sentence)) if unframed else None
+                source = copied_from(unframed, evidence, quotes) if unframed else None
             if unhedged_source(sentence, source) is not None:
                 counts["dropped_hedges"] += 1
             if source is not None and question_as_finding(sentence.text, source.span.text):

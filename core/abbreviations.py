@@ -7,6 +7,7 @@ One owner for the short-form test (Schwartz and Hearst, 2003), shared by the age
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 PARENTHESISED = re.compile(r"\(\s*([^\W_][\w-]{0,11})\s*\)")
 
@@ -29,17 +30,24 @@ def abbreviated_from(short: str, long_form: str) -> int:
     return j + 1
 
 
-def long_forms(text: str) -> dict[str, str]:
-    """The abbreviations `text` defines, short form -> the words it abbreviates, both as written: "Elderly
-    patients with metastatic spinal cord compression (MSCC)" gives {"MSCC": "metastatic spinal cord
-    compression"}. A short form needs two letters or more, at least one upper-case ("(Raksi)" is a name)."""
-    found: dict[str, str] = {}
+def definitions(text: str) -> Iterator[tuple[str, str]]:
+    """(short form, the words before it that it abbreviates), both as written, for each parenthesised word of
+    two letters or more that passes `abbreviated_from`: "type 2 diabetes mellitus (T2DM)"; "homemade alcohol
+    (Raksi)" is a name, not an abbreviation."""
     for match in PARENTHESISED.finditer(text):
         short = match.group(1)
-        if sum(c.isalpha() for c in short) < 2 or not any(c.isupper() for c in short):
-            continue
         before = " ".join(text[: match.start()].split()[-min(len(short) + 5, 2 * len(short)) :])
         start = abbreviated_from(short, before)
-        if start >= 0:
-            found.setdefault(short, before[start:].strip())
+        if sum(c.isalpha() for c in short) >= 2 and start >= 0:
+            yield short, before[start:]
+
+
+def long_forms(text: str) -> dict[str, str]:
+    """The abbreviations `text` defines, short form -> the words it abbreviates: "Elderly patients with
+    metastatic spinal cord compression (MSCC)" gives {"MSCC": "metastatic spinal cord compression"}. The first
+    definition of a short form counts, and a short form needs an upper-case letter (not "(i.e.)")."""
+    found: dict[str, str] = {}
+    for short, long_form in definitions(text):
+        if any(c.isupper() for c in short):
+            found.setdefault(short, long_form.strip())
     return found
