@@ -554,9 +554,10 @@ class Agent:
         notes = list(state.get("notes", []))
         counts = {"kept": 0, "re-cited": 0, "dropped": 0, "undetermined": 0}
         sentences = []
+        aims = [states_aim(e.span.text) for e in evidence]  # once per answer, not once per draft
         try:
             for draft in state["drafts"]:
-                sentence, outcome, undetermined = self._verify_one(draft, evidence)
+                sentence, outcome, undetermined = self._verify_one(draft, evidence, aims)
                 counts[outcome] += 1
                 counts["undetermined"] += undetermined
                 if sentence:
@@ -932,23 +933,23 @@ class Agent:
         return kept
 
     def _verify_one(
-        self, draft: DraftSentence, evidence: list[Evidence]
+        self, draft: DraftSentence, evidence: list[Evidence], aims: list[bool]
     ) -> tuple[AnswerSentence | None, str, int]:
         """(sentence or None, "kept" | "re-cited" | "dropped", undetermined judgements). A sentence is judged
-        against its abstracts' shown evidence sentences, without those stating a study's aim: an aim shows no
-        finding, yet the support model read "the study found that X" as supported by "the aim was to
-        evaluate X" (`states_aim`)."""
+        against its abstracts' shown evidence sentences, without those stating a study's aim (`aims`, one flag
+        per evidence sentence: `states_aim`): an aim shows no finding, yet the support model read "the study
+        found that X" as supported by "the aim was to evaluate X"."""
         finding = not states_aim(draft.text)  # a sentence on what a study set out to do may quote its aim
-        usable = [e for e in evidence if not (finding and states_aim(e.span.text))]
+        usable = [i for i in range(len(evidence)) if not (finding and aims[i])]
         by_pmid: dict[str, list[Evidence]] = {}
-        for item in usable:
-            by_pmid.setdefault(item.pmid, []).append(item)
-        cited_items = [e for e in (evidence[i - 1] for i in draft.evidence_ids) if e in usable]
+        for i in usable:
+            by_pmid.setdefault(evidence[i].pmid, []).append(evidence[i])
+        cited_items = [evidence[i - 1] for i in draft.evidence_ids if i - 1 in usable]
         cited = list(dict.fromkeys([e.pmid for e in cited_items] + [p for p in draft.pmids if p in by_pmid]))
         supported, undetermined = self._supported(draft.text, cited, by_pmid)
         outcome = "kept"
         if not supported:
-            others = self._nearest_pmids(draft.text, usable, exclude=set(cited))
+            others = self._nearest_pmids(draft.text, [evidence[i] for i in usable], exclude=set(cited))
             supported, more = self._supported(draft.text, others, by_pmid)
             undetermined += more
             outcome = "re-cited"
