@@ -398,6 +398,17 @@ def _stdout_has(text: str) -> Check:
     return check
 
 
+def _stdout_lines_start(*starts: str) -> Check:
+    """Each of `starts` opens a line of stdout (leading blanks aside)."""
+
+    def check(_: Lab, __: Path, result: Result) -> str | None:
+        lines = [line.strip() for line in result.out.splitlines()]
+        missing = [s for s in starts if not any(line.startswith(s) for line in lines)]
+        return f"no stdout line opens with {missing}" if missing else None
+
+    return check
+
+
 def _damage_names(rel: str) -> Check:
     return names(rel, "biocite index build")
 
@@ -411,6 +422,15 @@ CASES: list[Case] = [
     Case("no arguments: help, exit 2", [], 2, index=False, check=_stdout_has("Usage")),
     Case("--version", ["--version"], 0, index=False, check=_stdout_has("biocite 0.")),
     Case("-h", ["-h"], 0, index=False, check=_stdout_has("Usage")),
+    Case(
+        "-h lists the exit codes, one a line",
+        ["-h"],
+        0,
+        index=False,
+        check=_stdout_lines_start(
+            "0  success", "1  failed", "2  a usage error", "130  interrupted by Ctrl-C"
+        ),
+    ),
     Case("subcommand -h", ["search", "-h"], 0, index=False, check=_stdout_has("Usage")),
     Case("missing argument", ["validate"], 2, index=False, check=names("Missing argument")),
     Case("search with neither query nor --topics", ["search"], 2, index=False, check=names("empty")),
