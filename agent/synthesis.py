@@ -455,6 +455,17 @@ def normalised_query(query: str) -> str:
     return " ".join(sorted(set(tokenize(query, stem=True))))
 
 
+def distinct_parts(query: str) -> str:
+    """A rewritten query with each ";"-separated part once: shown the earlier queries joined by "; ", the
+    LLM wrote one phrase three times over ("GFRUP recommendations ...; GFRUP recommendations ...; ..."), which
+    searches its terms at three times their weight."""
+    first: dict[str, str] = {}  # normalised part -> the part as first written
+    for part in (p.strip() for p in query.split(";")):
+        if part:
+            first.setdefault(normalised_query(part), part)
+    return "; ".join(first.values())
+
+
 def acceptable_query(query: str, earlier: list[str]) -> bool:
     """A rewritten query may not state a fact (a hypothetical answer) nor repeat an earlier query's terms."""
     if not query or not tokenize(query):

@@ -172,10 +172,15 @@ _ASSERTED_LEAD = re.compile(
 )
 # A claim that restates what a study reported: "The study found that X" claims X.
 _REPORTING_FRAME = re.compile(
-    r"^(?:the|this|that|one|a|our) (?:study|trial|analysis|review|authors?|investigators?"
-    r"|researchers?|results?|findings?|data|meta analysis) (?:found|find|finds|showed|shows|show|reported|reports|concluded"
+    r"^(?:(?:the|this|that|one|a|our|these|several) )?(?:study|studies|trials?|analysis|review|authors?"
+    r"|investigators?|researchers?|results?|findings?|data|evidence|meta analysis) (?:found|find|finds|showed|shows|show|reported|reports|concluded"
     r"|concludes|demonstrated|demonstrates|suggested|suggests|suggest|indicated|indicates|confirmed|confirms)"
     r" that "
+)
+# A discourse marker opening the claim ("However, X"): it ties X to what came before and claims X.
+_CLAIM_MARKER = re.compile(
+    r"^(?:however|thus|therefore|hence|moreover|furthermore|additionally|in addition|also|overall|finally"
+    r"|importantly|notably|in conclusion|in summary|taken together) "
 )
 _AUX = frozenset(
     "is are was were be been being has have had do does did can could may might must shall should will would".split()
@@ -195,6 +200,17 @@ def _asserted_clauses(sentence: str) -> list[str]:
     for m in re.finditer(r",\s+", sentence):
         if _ASSERTED_LEAD.match(sentence[: m.start()].strip()):
             out.append(sentence[m.end() :])
+    return out
+
+
+def _lead_moved(sentence: str) -> list[str]:
+    """The sentence with the part before a comma moved to its end: "In patients with X, resection is
+    necessary" says what "Resection is necessary in patients with X" says (the same words, nothing cut)."""
+    out = []
+    for m in re.finditer(r",\s+", sentence):
+        lead, rest = sentence[: m.start()], sentence[m.end() :]
+        if len(_words(lead).split()) >= 2 and len(_words(rest).split()) >= 2:
+            out.append(f"{rest} {lead}")
     return out
 
 
@@ -223,16 +239,19 @@ def _leading_conjunct(claim: list[str], clause: str) -> bool:
 def clause_quote_index(claim: str, sentences: Sequence[str]) -> int | None:
     """The index of the sentence that asserts the claim as one of its clauses, word for word (case and
     punctuation aside): the sentence less an asserted lead-in ("Since ..., X" claims X), or its first
-    conjunct ("X and Y" claims X); a reporting frame on the claim ("The study found that X") is read as X.
-    A part cut anywhere else is left to the model: "X reduced Y" also sits inside "It is not true that X
+    conjunct ("X and Y" claims X), or the whole sentence with its lead-in moved to the end ("In patients with
+    X, Y" claims "Y in patients with X"); a reporting frame on the claim ("The study found that X") is read
+    as X, and so is a discourse marker ("However, X"). A part cut anywhere else is left to the model: "X reduced Y" also sits inside "It is not true that X
     reduced Y", and "X reduced Y in men" is not "X reduced Y"."""
-    key = _REPORTING_FRAME.sub("", _words(claim)).split()
+    key = _REPORTING_FRAME.sub("", _CLAIM_MARKER.sub("", _words(claim))).split()
     if not key:
         return None
     for i, s in enumerate(sentences):
         for clause in _asserted_clauses(s):
             if _words(clause).split() == key or _leading_conjunct(key, clause):
                 return i
+        if any(_words(moved).split() == key for moved in _lead_moved(s)):
+            return i
     return None
 
 

@@ -274,6 +274,21 @@ def test_llm_relevance_judge_vetoes_irrelevant_top_evidence() -> None:
     assert any("vetoed" in note and "0 vetoed" not in note for note in answer.trace.notes)
 
 
+def test_llm_relevance_judge_never_vetoes_all_the_evidence() -> None:
+    """A 1.5B judge that rejects every sentence (it vetoed "p53 alteration ... is not a clinically useful
+    predictor" for a p53 question) does not turn an answerable question into an abstention."""
+
+    def judge(messages):
+        text = str(messages[-1].content)
+        return 0.01 if text.startswith("Question:") else overlap_judge(messages)
+
+    text = "Metformin reduced body weight in adults with type 2 diabetes [1]."
+    agent, _ = make_agent(text, judge=judge, settings=agent_settings("agent.judge_top=20"))
+    answer = agent.ask(QUESTION, mode="generate")
+    assert not answer.abstained and answer.sentences
+    assert any("the veto would leave no evidence" in note for note in answer.trace.notes)
+
+
 def test_trace_names_the_llm_only_when_one_was_used() -> None:
     agent, _ = make_agent("Metformin reduced body weight in adults with type 2 diabetes [1].")
     assert "llm" not in agent.ask(QUESTION, mode="extractive").trace.models

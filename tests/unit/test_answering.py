@@ -32,6 +32,7 @@ from biocite.agent.graph import Agent, bottom_line_sentence, enforce_guarantees
 from biocite.agent.synthesis import (
     acceptable_query,
     copied_from,
+    distinct_parts,
     drops_hedge,
     is_fragment,
     new_terms,
@@ -996,6 +997,14 @@ def test_rewritten_queries_may_not_state_facts_or_repeat() -> None:
     assert not acceptable_query("TAK-994 is developed for Parkinson's disease", [])
     assert not acceptable_query("vitamin D fractures older adults", ["older adults fractures vitamin D"])
     assert acceptable_query("TAK-994 orexin agonist narcolepsy", ["TAK-994 indication"])
+
+
+def test_a_rewritten_query_keeps_each_part_once() -> None:
+    repeated = "GFRUP recommendations in children; GFRUP recommendations in children ; children GFRUP recommendations"
+    assert distinct_parts(repeated) == "GFRUP recommendations in children"
+    assert (
+        distinct_parts("statins myopathy; statin rhabdomyolysis") == "statins myopathy; statin rhabdomyolysis"
+    )
 
 
 def test_long_answer_overlap() -> None:

@@ -188,6 +188,7 @@ CLAUSE_SENTENCES = [
     "It is not true that methods were standard.",
     "Mortality was reduced with drug A and drug B combined.",
     "Pain was reduced in the first week, and function improved by the third.",
+    "In patients with preoperative prostatic infiltration, prostatic resection is necessary.",
 ]
 
 
@@ -203,6 +204,16 @@ CLAUSE_SENTENCES = [
         ("Methods were standard.", None),  # not a clause the sentence asserts
         ("Mortality was reduced with drug A.", None),  # "A and B combined": A alone was not tested
         ("Pain was reduced in the first week.", 7),  # ", and ..." joins two clauses
+        (
+            "Prostatic resection is necessary in patients with preoperative prostatic infiltration.",
+            8,
+        ),  # lead moved
+        ("Mortality increases if the dose is doubled.", 2),  # a condition moved to the end is still stated
+        ("Prostatic resection is necessary.", None),  # a restriction cut off is not a moved lead
+        ("However, GPs might consider home readings.", 1),  # a discourse marker on the claim is read through
+        ("The evidence suggests that GPs might consider home readings.", 1),
+        ("Studies found that GPs might consider home readings.", 1),
+        ("However, mortality increases.", None),  # the marker goes, the condition stays cut off
         ("Ketamine sedation", None),  # too short to be a claim
         ("", None),
     ],
