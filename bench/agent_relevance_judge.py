@@ -11,7 +11,7 @@ rate per kind and the AUC of P(relevant) between the own conclusions and other a
 abstracts can be relevant too, so the AUC is a lower bound on the judge's skill, but a veto that removes the
 own conclusions as often as other sentences does not separate them.
 
-    python bench/agent_relevance_judge.py [--n 60]
+    python bench/agent_relevance_judge.py [--n 60] [--top 3]
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--n", type=int, default=60, help="TRAIN questions")
+    parser.add_argument("--top", type=int, default=3, help="sentences judged per question (agent.judge_top)")
     args = parser.parse_args()
-    settings = load_settings(None, [])
+    settings = load_settings(None, [f"agent.judge_top={args.top}"])
     agent = Agent(settings, retriever=open_retriever(settings))
     prompt = load_prompt("relevance")
     conclusions = long_answers()

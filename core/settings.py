@@ -117,7 +117,9 @@ class AgentSettings(BaseModel):
     cosine_weight: float = Field(
         default=0.6, ge=0.0, le=1.0
     )  # relevance = w * cosine + (1 - w) * lexical overlap with the question
-    judge_top: int = 3  # generate mode: top evidence sentences also judged relevant by the LLM (0 = off)
+    # generate mode: top evidence sentences also judged relevant by the LLM (0 = off). Off: on 30 TRAIN
+    # questions it changed no abstention and cost one verdict (bench/agent_answers_results.txt, 2026-12-05)
+    judge_top: int = 0
     judge_veto: float = 0.2  # ... and dropped when the LLM's P(relevant) is below this
     recite_candidates: int = 2  # other abstracts tried when a sentence's own citations do not support it
     relevance_margin: float = 0.2  # evidence beyond the top min_evidence must score >= best - margin
