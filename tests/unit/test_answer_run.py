@@ -22,6 +22,8 @@ CURRENT = [
     RUN,
     RUN_91_120,
     RUN_121_150,
+    BENCH / "agent_answers_generate_run_151_180.json",
+    BENCH / "agent_answers_generate_run_181_200.json",
 ]  # answered at the code of the synthesis checks below (31-90 predate some)
 RUNS = [
     *CURRENT,
