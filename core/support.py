@@ -241,8 +241,9 @@ def clause_quote_index(claim: str, sentences: Sequence[str]) -> int | None:
     punctuation aside): the sentence less an asserted lead-in ("Since ..., X" claims X), or its first
     conjunct ("X and Y" claims X), or the whole sentence with its lead-in moved to the end ("In patients with
     X, Y" claims "Y in patients with X"); a reporting frame on the claim ("The study found that X") is read
-    as X, and so is a discourse marker ("However, X"). A part cut anywhere else is left to the model: "X reduced Y" also sits inside "It is not true that X
-    reduced Y", and "X reduced Y in men" is not "X reduced Y"."""
+    as X, and so is a discourse marker ("However, X"). A part cut anywhere else is left to the model: "X
+    reduced Y" also sits inside "It is not true that X reduced Y", and "X reduced Y in men" is not "X reduced
+    Y"."""
     key = _REPORTING_FRAME.sub("", _CLAIM_MARKER.sub("", _words(claim))).split()
     if not key:
         return None
