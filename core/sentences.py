@@ -20,6 +20,10 @@ import pysbd
 
 from biocite.records import Document, Section, Sentence
 
+# Raised whenever the same abstract would split differently; an index built with an older splitter re-splits
+# every document on its next `biocite index build` (its embeddings are kept). 2: labels glued to a sentence.
+SPLITTER_VERSION = 2
+
 _ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*$")
 _JOIN_START = re.compile(r"[,;)\]]|[a-z]+\b(?![-\d])")
 _HAS_WORD = re.compile(r"\w")
@@ -91,9 +95,10 @@ def _repair(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _regions(doc: Document) -> list[tuple[int, int]]:
-    """Consecutive regions of the abstract, cut at every section start and end."""
+    """Consecutive regions of the abstract, cut at every section start and end and before every label glued
+    to the sentence before it."""
     n = len(doc.abstract)
-    cuts = {0, n}
+    cuts = {0, n, *glued_label_starts(doc.abstract)}
     for section in doc.sections:
         cuts.update(c for c in (section.start, section.end) if 0 <= c <= n)
     points = sorted(cuts)
@@ -186,16 +191,20 @@ def is_metadata(text: str, section_label: str | None = None) -> bool:
     return bool(registered and _REGISTRY_ID.search(text) and lead_words <= MAX_WORDS_BEFORE_REGISTRATION)
 
 
-# A section label written into the text: 835 of the embedded corpus's abstracts (JSONL) are stored as plain text
+# A section label written into the text: 851 of the embedded corpus's abstracts (JSONL) are stored as plain text
 # with their labels inline ("CONCLUSIONS: Pharmacokinetic differences ..."), so a quoted sentence starts with one;
-# the readers make them sections (`inline_sections`), as PubMed XML's labelled AbstractText parts are.
-_INLINE_LABEL = re.compile(r"(?:[A-Z][A-Z&/-]+,?\s+){0,5}[A-Z][A-Z&/-]+:\s+(?=\S)")
+# the readers make them sections (`inline_sections`), as PubMed XML's labelled AbstractText parts are. A label
+# cut short in the source ends in "/" ("QUESTIONS/ We asked whether", from "QUESTIONS/PURPOSES:").
+_INLINE_LABEL = re.compile(r"(?:[A-Z][A-Z&/-]+,?\s+){0,5}[A-Z][A-Z&/-]+(?::|(?<=/))\s+(?=\S)")
 MIN_LABEL_LETTERS = 4  # "HR: 0.5" is no label
+# the corpus's one shorter label (46 times; no other 3-letter word opens a sentence with ": ")
+SHORT_LABELS = frozenset({"AIM"})
 
 
 def _is_label(match: re.Match[str]) -> bool:
-    """A matched label has enough letters to be one ("HR: " has not)."""
-    return sum(c.isalpha() for c in match.group()) >= MIN_LABEL_LETTERS
+    """A matched label has enough letters to be one ("HR: " has not) or is a known short one."""
+    label = match.group().strip().rstrip(":")
+    return sum(c.isalpha() for c in label) >= MIN_LABEL_LETTERS or label in SHORT_LABELS
 
 
 def without_inline_label(text: str) -> str:
@@ -266,6 +275,17 @@ def states_aim(text: str) -> bool:
 
 # The same label where the abstract or one of its sentences opens ("... was studied. METHODS: We ...").
 _LABEL_OPENING = re.compile(r"(?:^|(?<=[.?!] ))" + _INLINE_LABEL.pattern)
+
+
+# A label glued to the end of the sentence before it, with no space: 44 abstracts of the embedded corpus keep
+# such remnants ("... are high.QUESTIONS/ This study measured ...", "... is unknown.AIM: To evaluate ..."), which
+# would hold background and aim in one sentence. The label always starts a sentence.
+_GLUED_LABEL = re.compile(r"(?<=[A-Za-z0-9%)\]][.?!])" + _INLINE_LABEL.pattern)
+
+
+def glued_label_starts(abstract: str) -> list[int]:
+    """Offsets of the labels in `abstract` that are glued to the sentence before them."""
+    return [m.start() for m in _GLUED_LABEL.finditer(abstract) if _is_label(m)]
 
 
 def inline_sections(abstract: str) -> list[Section]:

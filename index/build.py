@@ -49,6 +49,7 @@ from biocite.index.store import (
     write_manifest,
 )
 from biocite.records import check_pmid
+from biocite.sentences import SPLITTER_VERSION
 from biocite.settings import Settings
 
 TOKENIZER_VERSION = 1
@@ -226,9 +227,12 @@ def _build_into(
     progress: bool,
     ray: str | None = None,
 ) -> BuildReport:
-    retokenize = manifest.bm25.get("stem") not in (None, settings.index.stem) or manifest.bm25.get(
-        "tokenizer_version"
-    ) not in (None, TOKENIZER_VERSION)
+    older_splitter = bool(manifest.documents) and manifest.splitter_version != SPLITTER_VERSION
+    retokenize = (
+        older_splitter
+        or manifest.bm25.get("stem") not in (None, settings.index.stem)
+        or manifest.bm25.get("tokenizer_version") not in (None, TOKENIZER_VERSION)
+    )
 
     cluster = RayBuild.connect(ray, index_dir, settings) if ray else None
     with _timed(report, "parse"):
@@ -257,6 +261,7 @@ def _build_into(
     manifest.sentences = report.sentences = store.sentence_count()
     manifest.embedding_model, manifest.embedding_dim, manifest.faiss_kind = embedder.name, embedder.dim, kind
     manifest.bm25 = bm25_params(settings)
+    manifest.splitter_version = SPLITTER_VERSION
     manifest.library_versions = library_versions()
     manifest.read_summary = report.read.summary()
     store.close()

@@ -83,6 +83,7 @@ class Manifest(BaseModel):
     embedding_dim: int = 0
     faiss_kind: str = ""
     bm25: dict[str, object] = Field(default_factory=dict)
+    splitter_version: int | None = None  # the sentence splitter of the stored sentences (None: an older one)
     library_versions: dict[str, str] = Field(default_factory=dict)
     read_summary: str = ""
 

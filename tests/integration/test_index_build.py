@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from biocite.errors import IndexMismatchError, InputError
 from biocite.index.build import add_sources, build_index, delete_documents, open_index
-from biocite.index.store import read_manifest
+from biocite.index.store import read_manifest, write_manifest
+from biocite.sentences import SPLITTER_VERSION
 from biocite.settings import load_settings
 from tests.conftest import MINI_CORPUS, write_jsonl
 
@@ -39,6 +41,38 @@ def test_rebuild_unchanged_corpus_does_no_work(tmp_path, mini_corpus):
     build_index(settings, [mini_corpus], progress=False)
     again = build_index(settings, [mini_corpus], progress=False)
     assert (again.added, again.changed, again.removed, again.embedded) == (0, 0, 0, 0)
+
+
+def test_an_index_split_by_an_older_splitter_is_re_split_on_its_next_build(tmp_path):
+    """A splitter change reaches an existing index on its next build, without re-embedding: here the label
+    glued to the sentence before it ("... is unknown.AIM: To ...") that SPLITTER_VERSION 2 splits off."""
+    glued = {
+        "pmid": "3001",
+        "title": "Group B streptococci in pregnancy",
+        "abstract": "The carrier rate in the region is unknown.AIM: To measure the carrier rate. It was 12%.",
+    }
+    corpus = write_jsonl(tmp_path / "glued.jsonl", [glued, MINI_CORPUS[0]])
+    settings = settings_for(tmp_path)
+    build_index(settings, [corpus], progress=False)
+    split_now = [s.text for s in open_index(settings).docs.sentences("3001")]
+    assert split_now[:2] == [
+        "The carrier rate in the region is unknown.",
+        "AIM: To measure the carrier rate.",
+    ]
+
+    # make it an index of the older splitter: one sentence where there are two, no splitter version recorded
+    end = glued["abstract"].index(" It was")
+    old = [{"index": 0, "start": 0, "end": end, "text": glued["abstract"][:end]}]
+    with sqlite3.connect(settings.index_dir / "docs.sqlite") as conn:
+        conn.execute("UPDATE docs SET sentences = ? WHERE pmid = '3001'", (json.dumps(old),))
+    manifest = read_manifest(settings.index_dir)
+    write_manifest(settings.index_dir, manifest.model_copy(update={"splitter_version": None}))
+
+    again = build_index(settings, [corpus], progress=False)
+    assert (again.changed, again.embedded) == (2, 0)
+    assert [s.text for s in open_index(settings).docs.sentences("3001")] == split_now
+    assert read_manifest(settings.index_dir).splitter_version == SPLITTER_VERSION
+    assert build_index(settings, [corpus], progress=False).changed == 0
 
 
 def test_add_and_delete_touch_only_those_documents(tmp_path, mini_corpus):

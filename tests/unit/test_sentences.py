@@ -226,6 +226,10 @@ def test_a_metadata_section_makes_its_sentences_metadata() -> None:
         ("DESIGN, SETTING, AND PARTICIPANTS: A cohort of 300.", "A cohort of 300."),
         ("BACKGROUND/AIMS: To test X.", "To test X."),
         ("HR: 0.5 for the treated arm.", "HR: 0.5 for the treated arm."),  # too short for a label
+        ("AIM: To test X.", "To test X."),  # the one known short label
+        ("BMI: 25 or more.", "BMI: 25 or more."),
+        ("QUESTIONS/ We asked whether X.", "We asked whether X."),  # a label cut short in the source
+        ("SBP/ DBP fell.", "SBP/ DBP fell."),
         ("COPD was common.", "COPD was common."),
         ("Results: lower in women.", "Results: lower in women."),  # labels are written in capitals
     ],
@@ -235,7 +239,7 @@ def test_a_section_label_written_into_the_text_is_recognised(text: str, expected
 
 
 def test_inline_labels_make_sections() -> None:
-    """835 corpus abstracts are plain text with their labels inline: they get sections like XML ones, so
+    """851 corpus abstracts are plain text with their labels inline: they get sections like XML ones, so
     their results and conclusions are labelled (for the findings model and the benchmarks)."""
     abstract = "BACKGROUND: Statins are used. METHODS: A trial (HR: 0.5 planned). RESULTS: Pain fell. CONCLUSIONS: Works."
     sections = inline_sections(abstract)
@@ -245,6 +249,29 @@ def test_inline_labels_make_sections() -> None:
     assert [section_label(doc, s.start) for s in split_sentences(doc)][-2:] == ["RESULTS", "CONCLUSIONS"]
     assert inline_sections("We did X. RESULTS: y. CONCLUSIONS: z.") == []  # not opened by a label
     assert inline_sections("CONCLUSIONS: one label only.") == []
+
+
+def test_a_label_glued_to_the_sentence_before_starts_a_sentence() -> None:
+    """Corpus remnants such as "... are high.QUESTIONS/ This study ..." held background and aim in one
+    sentence (a generated claim quoted the background as the study's finding)."""
+    abstract = (
+        "Fixation in osteoporotic bone is hard and failure rates are high.QUESTIONS/ This study measured the "
+        "stability of the cup. Hepatitis G is poorly understood.AIM: To investigate the rate of infection. "
+        "Pressure was 120 mm Hg.SBP/ DBP fell in 12."
+    )
+    assert _texts(abstract) == [
+        "Fixation in osteoporotic bone is hard and failure rates are high.",
+        "QUESTIONS/ This study measured the stability of the cup.",
+        "Hepatitis G is poorly understood.",
+        "AIM: To investigate the rate of infection.",
+        "Pressure was 120 mm Hg.SBP/ DBP fell in 12.",  # no label: left to pysbd
+    ]
+    assert states_aim(_texts(abstract)[3])
+    assert [s.label for s in inline_sections("AIM: To test X. METHODS: A trial. RESULTS: Y fell.")] == [
+        "AIM",
+        "METHODS",
+        "RESULTS",
+    ]
 
 
 @pytest.mark.parametrize(
