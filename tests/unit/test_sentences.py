@@ -266,7 +266,7 @@ def test_a_label_glued_to_the_sentence_before_starts_a_sentence() -> None:
         "AIM: To investigate the rate of infection.",
         "Pressure was 120 mm Hg.SBP/ DBP fell in 12.",  # no label: left to pysbd
     ]
-    assert states_aim(_texts(abstract)[3])
+    assert states_aim(_texts(abstract)[1]) and states_aim(_texts(abstract)[3])
     assert [s.label for s in inline_sections("AIM: To test X. METHODS: A trial. RESULTS: Y fell.")] == [
         "AIM",
         "METHODS",
@@ -284,6 +284,11 @@ def test_a_label_glued_to_the_sentence_before_starts_a_sentence() -> None:
         "We investigated whether RBC alloimmunization was affected by transfusion of blood products.",
         "This study aimed to compare bile duct sludge with bile duct stones.",
         "The objective was to evaluate the efficacy of diffusion-weighted imaging.",
+        # under an aim label, the study speaking of itself with any verb
+        "QUESTIONS/ This study measured acetabular component stability after THA.",
+        "OBJECTIVE: To quantify clinical predictors of reduced renal function.",
+        "AIM: We studied the effect of STN stimulation in 23 patients.",
+        "PURPOSE: This study (NCT02083354) assessed dabrafenib plus trametinib.",
     ],
 )
 def test_a_statement_of_a_studys_aim_is_recognised(text: str) -> None:
@@ -299,6 +304,10 @@ def test_a_statement_of_a_studys_aim_is_recognised(text: str) -> None:
         "We found no association between binge drinking and motor function.",
         "It remains unclear whether statins prevent dementia.",  # background
         "Metformin reduced body weight in adults with type 2 diabetes.",
+        "This study measured acetabular component stability after THA.",  # no aim label: may be methods
+        "PURPOSE: Uveal melanoma is a rare and aggressive subset of melanoma.",  # background under the label
+        "OBJECTIVE: To report a case of erythema multiforme caused by ampicillin.",  # a case report's case
+        "RESULTS: We studied 23 patients; 12 improved.",  # not an aim label
     ],
 )
 def test_a_finding_or_background_is_no_statement_of_aim(text: str) -> None:
