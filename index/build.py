@@ -68,16 +68,21 @@ class BuildReport(BaseModel):
     changed: int = 0
     removed: int = 0
     embedded: int = 0
+    resplit: bool = (
+        False  # every stored document split again: the index's sentences came from an older splitter
+    )
     seconds: dict[str, float] = Field(default_factory=dict)
     peak_rss_mb: float = 0.0
     read: ReadStats = Field(default_factory=ReadStats)
 
     def summary(self) -> str:
         steps = ", ".join(f"{name} {secs:.1f}s" for name, secs in self.seconds.items())
+        resplit = f"re-split: every document, by sentence splitter {SPLITTER_VERSION} (embeddings kept)\n"
         return (
             f"index {self.index_dir}: {self.documents} documents, {self.sentences} sentences "
             f"(+{self.added} added, {self.changed} changed, -{self.removed} removed, {self.embedded} embedded)\n"
-            f"read: {self.read.summary()}\n"
+            + (resplit if self.resplit else "")
+            + f"read: {self.read.summary()}\n"
             + "".join(f"  {line}\n" for line in self.read.warning_lines())
             + f"time: {steps}; peak memory {self.peak_rss_mb:.0f} MB"
         )
@@ -228,6 +233,7 @@ def _build_into(
     ray: str | None = None,
 ) -> BuildReport:
     older_splitter = bool(manifest.documents) and manifest.splitter_version != SPLITTER_VERSION
+    report.resplit = older_splitter
     retokenize = (
         older_splitter
         or manifest.bm25.get("stem") not in (None, settings.index.stem)

@@ -69,7 +69,8 @@ def test_an_index_split_by_an_older_splitter_is_re_split_on_its_next_build(tmp_p
     write_manifest(settings.index_dir, manifest.model_copy(update={"splitter_version": None}))
 
     again = build_index(settings, [corpus], progress=False)
-    assert (again.changed, again.embedded) == (2, 0)
+    assert (again.changed, again.embedded, again.resplit) == (2, 0, True)
+    assert "re-split: every document" in again.summary()
     assert [s.text for s in open_index(settings).docs.sentences("3001")] == split_now
     assert read_manifest(settings.index_dir).splitter_version == SPLITTER_VERSION
     assert build_index(settings, [corpus], progress=False).changed == 0
