@@ -195,7 +195,8 @@ def is_metadata(text: str, section_label: str | None = None) -> bool:
 # with their labels inline ("CONCLUSIONS: Pharmacokinetic differences ..."), so a quoted sentence starts with one;
 # the readers make them sections (`inline_sections`), as PubMed XML's labelled AbstractText parts are. A label
 # cut short in the source ends in "/" ("QUESTIONS/ We asked whether", from "QUESTIONS/PURPOSES:").
-_INLINE_LABEL = re.compile(r"(?:[A-Z][A-Z&/-]+,?\s+){0,5}[A-Z][A-Z&/-]+(?::|(?<=/))\s+(?=\S)")
+_LABEL_WORD = r"[A-Z][A-Z&/-]+(?:\(S\))?"  # "RESULT(S)" too
+_INLINE_LABEL = re.compile(rf"(?:{_LABEL_WORD},?\s+){{0,5}}{_LABEL_WORD}(?::|(?<=/))\s+(?=\S)")
 MIN_LABEL_LETTERS = 4  # "HR: 0.5" is no label
 # the corpus's one shorter label (46 times; no other 3-letter word opens a sentence with ": ")
 SHORT_LABELS = frozenset({"AIM"})
@@ -294,7 +295,7 @@ def states_aim(text: str) -> bool:
 _LABEL_OPENING = re.compile(r"(?:^|(?<=[.?!] ))" + _INLINE_LABEL.pattern)
 
 
-# A label glued to the end of the sentence before it, with no space: 44 abstracts of the embedded corpus keep
+# A label glued to the end of the sentence before it, with no space: 45 abstracts of the embedded corpus keep
 # such remnants ("... are high.QUESTIONS/ This study measured ...", "... is unknown.AIM: To evaluate ..."), which
 # would hold background and aim in one sentence. The label always starts a sentence.
 _GLUED_LABEL = re.compile(r"(?<=[A-Za-z0-9%)\]][.?!])" + _INLINE_LABEL.pattern)

@@ -227,6 +227,7 @@ def test_a_metadata_section_makes_its_sentences_metadata() -> None:
         ("BACKGROUND/AIMS: To test X.", "To test X."),
         ("HR: 0.5 for the treated arm.", "HR: 0.5 for the treated arm."),  # too short for a label
         ("AIM: To test X.", "To test X."),  # the one known short label
+        ("MAIN OUTCOME MEASURE(S): Pin protrusion.", "Pin protrusion."),
         ("BMI: 25 or more.", "BMI: 25 or more."),
         ("QUESTIONS/ We asked whether X.", "We asked whether X."),  # a label cut short in the source
         ("SBP/ DBP fell.", "SBP/ DBP fell."),
