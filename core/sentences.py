@@ -21,7 +21,8 @@ import pysbd
 from biocite.records import Document, Section, Sentence
 
 # Raised whenever the same abstract would split differently; an index built with an older splitter re-splits
-# every document on its next `biocite index build` (its embeddings are kept). 2: labels glued to a sentence.
+# every document on its next `biocite index build` (its embeddings are kept). 2: a label glued to the sentence
+# before it starts a sentence; "AIM" and "RESULT(S)" are labels.
 SPLITTER_VERSION = 2
 
 _ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*$")
@@ -275,7 +276,7 @@ _REPORTS = re.compile(r"\b(?:found|find|finds|showed|shown|shows|revealed|demons
 # case, so it is not one.
 _AIM_LABEL = re.compile(r"\b(?:AIMS?|OBJECTIVES?|PURPOSES?|QUESTIONS?|GOALS?|HYPOTHES[EI]S)\b")
 _STUDY_SPEAKS = re.compile(
-    r"(?:(?:in\s+order\s+)?to|we|(?:this|the\s+present|the|our)\s+(?:[\w,()-]+\s+){0,3}?" + _STUDY + r")"
+    r"(?:(?:in\s+order\s+)?to|we|(?:this|the|our)\s+(?:[\w,()-]+\s+){0,3}?" + _STUDY + r")"
     r"\s+(?!(?:report|present)s?\b)\S",
     re.IGNORECASE,
 )

@@ -68,9 +68,8 @@ class BuildReport(BaseModel):
     changed: int = 0
     removed: int = 0
     embedded: int = 0
-    resplit: bool = (
-        False  # every stored document split again: the index's sentences came from an older splitter
-    )
+    # every stored document split again: the index's sentences came from an older splitter
+    resplit: bool = False
     seconds: dict[str, float] = Field(default_factory=dict)
     peak_rss_mb: float = 0.0
     read: ReadStats = Field(default_factory=ReadStats)
