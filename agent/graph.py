@@ -409,6 +409,7 @@ class Agent:
             self.choose_evidence, state["standalone"], state["hits"], state.get("retrieval_scores", {})
         )
         evidence = choose()
+        cleared = len(evidence)
         notes = list(state.get("notes", []))
         # Thin evidence is judged on relevance alone (the bars were calibrated on it), before the coverage
         # filter keeps only the abstracts covering the concepts.
@@ -434,6 +435,7 @@ class Agent:
         _emit({"event": "step", "node": "attribute", "detail": f"{len(evidence)} evidence sentences{best}"})
         return {
             "evidence": evidence,
+            "cleared": cleared,
             "notes": notes,
             "not_covered": not_covered,
             "concepts_by_pmid": concepts_by_pmid,
@@ -614,13 +616,19 @@ class Agent:
     def abstain(self, state: AgentState) -> AgentState:
         evidence = state.get("evidence", [])
         queries = "; ".join(repr(q) for q in state.get("queries", []))
-        found = (
-            f"the best sentence scored {evidence[0].relevance:.2f} "
-            f"(needs {self.config.min_top_relevance:.2f}) "
-            f"and {len(evidence)} cleared {self.config.min_relevance:.2f} (needs {self.config.min_evidence})"
-            if evidence
-            else f"no sentence cleared relevance {self.config.min_relevance:.2f}"
-        )
+        bar = f"{self.config.min_relevance:.2f}"
+        if evidence:
+            found = (
+                f"the best sentence scored {evidence[0].relevance:.2f} (needs {self.config.min_top_relevance:.2f}) "
+                f"and {len(evidence)} cleared {bar} (needs {self.config.min_evidence})"
+            )
+        elif state.get("cleared"):  # all dropped by the coverage filter (`_naming_in_passing`)
+            found = (
+                f"{state['cleared']} sentences cleared relevance {bar}, but none names the key concepts that "
+                "their abstracts mention only in passing"
+            )
+        else:
+            found = f"no sentence cleared relevance {bar}"
         missing = state.get("unknown_concepts") or []
         if missing:
             # none of these concepts' words is in any indexed abstract (not only the ones found)

@@ -1674,6 +1674,22 @@ def test_an_abstract_naming_the_subject_in_passing_gives_only_its_sentences_that
     assert any(n.startswith("PMID 15458908 names tamoxifen only in passing") for n in answer.trace.notes)
 
 
+def test_an_abstention_after_the_in_passing_filter_does_not_say_nothing_was_relevant() -> None:
+    """With only the raloxifene trial indexed, its four relevant sentences are all dropped for not naming
+    tamoxifen: the reason said "no sentence cleared relevance", which was untrue."""
+    abstracts = {**_corpus_abstracts("15458908"), **_fillers(30)}
+    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
+    agent = Agent(
+        agent_settings(*bars, "agent.max_subject_df=0.2", "agent.evidence_per_doc=4"),
+        retriever=TokenDocsRetriever(abstracts),
+    )
+    answer = agent.ask("Does tamoxifen increase the risk of endometrial cancer?", mode="extractive")
+    assert answer.abstained and not answer.sentences
+    reason = answer.abstain_reason or ""
+    assert "4 sentences cleared relevance 0.05, but none names the key concepts" in reason, reason
+    assert "no sentence cleared" not in reason
+
+
 def test_a_study_on_parkinsonian_patients_answers_for_parkinsons_disease() -> None:
     """`biocite ask "Does levodopa lower blood pressure in Parkinson's disease?"` (2026-12-01): the study of
     levodopa's hypotensive effect "in parkinsonian patients" (1423336) ranked below dyskinesia studies that say
