@@ -622,10 +622,10 @@ class Agent:
                 f"the best sentence scored {evidence[0].relevance:.2f} (needs {self.config.min_top_relevance:.2f}) "
                 f"and {len(evidence)} cleared {bar} (needs {self.config.min_evidence})"
             )
-        elif state.get("cleared"):  # all dropped by the coverage filter (`_naming_in_passing`)
+        elif cleared := state.get("cleared", 0):  # all dropped by the coverage filter (`_naming_in_passing`)
             found = (
-                f"{state['cleared']} sentences cleared relevance {bar}, but none names the key concepts that "
-                "their abstracts mention only in passing"
+                f"{cleared} sentence{'s' if cleared > 1 else ''} cleared relevance {bar}, but none names the key "
+                "concepts that their abstracts mention only in passing"
             )
         else:
             found = f"no sentence cleared relevance {bar}"
