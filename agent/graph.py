@@ -416,6 +416,7 @@ class Agent:
         enough = self.sufficient(evidence)
         if self.findings is not None and not enough:
             enough = self.sufficient(choose(answer_model=False))
+        relevant = evidence
         evidence, covered, unknown, readings = self._cover(
             state["standalone"], evidence, docs, sentences, notes
         )
@@ -429,7 +430,9 @@ class Agent:
             notes.append(note)
         # what the evidence that is left covers: two abstracts that each cover one concept cover both only
         # when both keep evidence
-        not_covered = covered.missing(evidence, notes) if covered is not None else []
+        # evidence emptied by the in-passing filter: what the relevant abstracts mention is still mentioned (the
+        # abstain reason says why none was kept)
+        not_covered = covered.missing(evidence or relevant, notes) if covered is not None else []
         concepts_by_pmid = covered.named_by_pmid() if covered is not None else {}
         best = f", best relevance {max(e.relevance for e in evidence):.2f}" if evidence else ""
         _emit({"event": "step", "node": "attribute", "detail": f"{len(evidence)} evidence sentences{best}"})

@@ -1688,6 +1688,7 @@ def test_an_abstention_after_the_in_passing_filter_does_not_say_nothing_was_rele
     reason = answer.abstain_reason or ""
     assert "4 sentences cleared relevance 0.05, but none names the key concepts" in reason, reason
     assert "no sentence cleared" not in reason
+    assert answer.not_covered == []  # it was "tamoxifen; endometrial cancer", though the abstract names both
 
 
 def test_a_study_on_parkinsonian_patients_answers_for_parkinsons_disease() -> None:
