@@ -408,15 +408,13 @@ class Agent:
         choose = partial(
             self.choose_evidence, state["standalone"], state["hits"], state.get("retrieval_scores", {})
         )
-        evidence = choose()
-        cleared = len(evidence)
+        evidence = relevant = choose()
         notes = list(state.get("notes", []))
         # Thin evidence is judged on relevance alone (the bars were calibrated on it), before the coverage
         # filter keeps only the abstracts covering the concepts.
         enough = self.sufficient(evidence)
         if self.findings is not None and not enough:
             enough = self.sufficient(choose(answer_model=False))
-        relevant = evidence
         evidence, covered, unknown, readings = self._cover(
             state["standalone"], evidence, docs, sentences, notes
         )
@@ -438,7 +436,7 @@ class Agent:
         _emit({"event": "step", "node": "attribute", "detail": f"{len(evidence)} evidence sentences{best}"})
         return {
             "evidence": evidence,
-            "cleared": cleared,
+            "cleared": len(relevant),
             "notes": notes,
             "not_covered": not_covered,
             "concepts_by_pmid": concepts_by_pmid,
