@@ -82,7 +82,8 @@ def main() -> None:
     claims = kept_claims(docs)
     others = []
     for claim, cited in claims:
-        near = max((p for p in pmids if p != cited), key=lambda p: len(_words(claim) & words[p]))
+        claim_words = _words(claim)
+        near = max((p for p in pmids if p != cited), key=lambda p: len(claim_words & words[p]))
         others.append((rng.choice([p for p in pmids if p != cited]), near))
     print(
         f"kept sentences: {len(claims)}; reading: {'all sentences' if args.read_top is None else f'top {args.read_top}'}"
