@@ -1092,6 +1092,8 @@ class Coverage:
 
     concepts: list[Concept]
     by_pmid: dict[str, set[int]]
+    # concepts an evidence abstract names only in passing, whose other evidence sentences were dropped
+    in_passing: list[str] = field(default_factory=list)
 
     def missing(self, evidence: list[Evidence], notes: list[str]) -> list[str]:
         """The concepts no abstract of this evidence covers (noted in the trace with all concepts)."""

@@ -437,6 +437,7 @@ class Agent:
         return {
             "evidence": evidence,
             "cleared": len(relevant),
+            "in_passing": covered.in_passing if covered is not None else [],
             "notes": notes,
             "not_covered": not_covered,
             "concepts_by_pmid": concepts_by_pmid,
@@ -624,9 +625,11 @@ class Agent:
                 f"and {len(evidence)} cleared {bar} (needs {self.config.min_evidence})"
             )
         elif cleared := state.get("cleared", 0):  # all dropped by the coverage filter (`_naming_in_passing`)
+            passing = state.get("in_passing") or []
+            named = ", ".join(repr(c) for c in passing) or "the key concepts"
             found = (
-                f"{cleared} sentence{'s' if cleared > 1 else ''} cleared relevance {bar}, but none names the key "
-                "concepts that their abstracts mention only in passing"
+                f"{cleared} sentence{'s' if cleared > 1 else ''} cleared relevance {bar}, but none names "
+                f"{named}, which the abstracts found mention only in passing"
             )
         else:
             found = f"no sentence cleared relevance {bar}"
@@ -863,8 +866,8 @@ class Agent:
         # V30M amyloidosis" vs "Val30Met") is only listed as not covered.
         unknown = [c.text for i, c in enumerate(concepts) if i not in union and never_indexed(c, df)]
         kept = [e for e in evidence if e.pmid in best]
-        kept = self._naming_in_passing(kept, concepts, covered, docs, sentences, notes)
-        return kept, Coverage(concepts, covered), unknown, readings
+        kept, passing = self._naming_in_passing(kept, concepts, covered, docs, sentences, notes)
+        return kept, Coverage(concepts, covered, passing), unknown, readings
 
     @staticmethod
     def _naming_in_passing(
@@ -874,15 +877,16 @@ class Agent:
         docs: dict[str, Document],
         sentences: dict[str, list[Sentence]],
         notes: list[str],
-    ) -> list[Evidence]:
+    ) -> tuple[list[Evidence], list[str]]:
         """Of an abstract naming a key concept or the subject only in passing, only the evidence sentences
         that name it: a raloxifene trial's results, "compared with tamoxifen" once, answered a tamoxifen
-        question (noted, with what was dropped)."""
+        question (noted, with what was dropped). Also the labels of the concepts that dropped sentences."""
         passing: dict[str, list[Concept]] = {}
         for p in dict.fromkeys(e.pmid for e in evidence):
             texts = [s.text for s in sentences[p]]
             passing[p] = [concepts[i] for i in in_passing(concepts, covered[p], docs[p], texts)]
         kept = [e for e in evidence if names_all(e.span.text, passing[e.pmid])]
+        labels: list[str] = []
         for pmid, named in passing.items():
             dropped = sum(e.pmid == pmid for e in evidence) - sum(e.pmid == pmid for e in kept)
             if named and dropped:
@@ -890,7 +894,8 @@ class Agent:
                     f"PMID {pmid} names {', '.join(c.label for c in named)} only in passing: "
                     f"{dropped} of its evidence sentences that do not were dropped"
                 )
-        return kept
+                labels.extend(c.label for c in named)
+        return kept, list(dict.fromkeys(labels))
 
     def question_concepts(self, question: str) -> list[Concept]:
         """The question's key concepts, asked outcome, setting and subject (agent/coverage.py); none without

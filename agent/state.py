@@ -30,6 +30,7 @@ class AgentState(TypedDict, total=False):
     retrieval_scores: dict[str, float]  # each hit's score relative to the best hit of its query (1.0)
     evidence: list[Evidence]  # chosen evidence sentences, best first
     cleared: int  # evidence sentences that cleared the relevance bar, before the coverage filter
+    in_passing: list[str]  # key concepts the evidence abstracts name only in passing (sentences dropped)
     not_covered: list[str]  # key concepts of the question that no evidence abstract mentions
     concepts_by_pmid: dict[str, list[str]]  # for each retrieved abstract checked, the concepts it covers
     unknown_concepts: list[str]  # ... of them, those no indexed abstract mentions: the agent abstains
@@ -62,6 +63,7 @@ def fresh_turn(question: str, mode: str) -> AgentState:
         retrieval_scores={},
         evidence=[],
         cleared=0,
+        in_passing=[],
         not_covered=[],
         concepts_by_pmid={},
         unknown_concepts=[],
