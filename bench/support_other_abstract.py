@@ -4,6 +4,12 @@ abstract, a random other abstract of the embedded corpus, and the corpus abstrac
 (other than the cited one: a same-topic abstract). Citation-Integrity, where the other figures come from, stores
 abstracts of at most 5 sentences; the corpus's have a median of 10.
 
+Then the 200 held-out PubMedQA questions (the same split): each question's first conclusion sentence against its own
+abstract with the conclusion removed, the near-miss (BM25) abstract and a random one
+(`support_data.pubmedqa_passages`; the support model fits its aggregator on the held-back TRAIN questions' passages
+built the same way, never on these), and the same conclusions changed by the HELD-OUT hard-case templates (negation,
+direction, number, swap, extra clause; up to 60 of each) against their own abstract: the hard cases at real length.
+
 Prints the share judged Supports for each. `--read-top K` judges each passage by its K best-ranked sentences only
 (the experiment of reading a long abstract the way the aggregator was fitted: tried and not shipped, see
 docs/FIGURES.md).
@@ -28,6 +34,7 @@ import numpy as np  # noqa: E402
 
 from biocite.settings import load_settings  # noqa: E402
 from biocite.support import SupportModel  # noqa: E402
+from biocite.support_data import HARD_LABEL, as_claims, hard_cases, pubmedqa_passages  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,6 +99,19 @@ def main() -> None:
                        ("most-overlapping other", lambda i: others[i][1])):  # fmt: skip
         pairs = [(claims[i][0], docs[pick(i)]) for i in range(len(claims))]
         print(f"  judged Supports against the {name} abstract: {supports(model, pairs, args.read_top)}")
+    passages = pubmedqa_passages("held_out", 13)
+    print(f"held-out PubMedQA conclusions: {sum(p.kind == 'pubmedqa_cited' for p in passages)}")
+    for kind in ("cited", "near", "random"):
+        pairs = [(p.claim, " ".join(p.sentences)) for p in passages if p.kind == f"pubmedqa_{kind}"]
+        print(f"  judged Supports against the {kind} abstract: {supports(model, pairs, args.read_top)}")
+    print("  changed by a held-out template, judged NOT Supports against their own abstract:")
+    claims_by_id = {c.id: c for c in as_claims(passages)}
+    cases, rng = hard_cases(list(claims_by_id.values()), held_out=True, seed=14), random.Random(14)
+    for kind in HARD_LABEL:
+        items = [h for h in cases if h.source == f"hard:{kind}"]
+        items = rng.sample(items, min(60, len(items)))
+        pairs = [(h.claim, " ".join(claims_by_id[h.group].sentences)) for h in items]
+        print(f"    {kind} (n = {len(items)}): {round(1 - supports(model, pairs, args.read_top), 3)}")
 
 
 if __name__ == "__main__":

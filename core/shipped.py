@@ -51,9 +51,11 @@ def read_sums(folder: Path = SHIPPED_DIR) -> dict[str, str]:
 
 
 def shipped_origin(folder: Path = SHIPPED_DIR) -> str | None:
-    """'shipped:<delta sha256 prefix>' of the artifact in this biocite, None where none ships."""
-    digest = read_sums(folder).get(DELTA_FILE)
-    return f"shipped:{digest[:16]}" if digest else None
+    """'shipped:<delta sha256 prefix>+<aggregator sha256 prefix>' of the artifact in this biocite, None where
+    none ships: an aggregator refitted over the same delta is a new artifact too."""
+    sums = read_sums(folder)
+    digest = sums.get(DELTA_FILE)
+    return f"shipped:{digest[:16]}+{sums.get(AGGREGATOR_FILE, '')[:8]}" if digest else None
 
 
 def verify(folder: Path = SHIPPED_DIR) -> dict[str, str]:

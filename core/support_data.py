@@ -9,7 +9,8 @@ Sources (one loader each), every split by claim or question with a seeded hash:
   most content words with it -> Entailment = supports, Contradiction = contradicts, Neutral = neutral.
 - PubMedQA (train questions only): a conclusion sentence of the long answer against the abstract's
   sentence (its conclusion removed) sharing most words -> supports; against the best sentence of a
-  same-topic other abstract (BM25) -> not_relevant.
+  same-topic other abstract (BM25) -> not_relevant. The held-back (calibration) questions give whole
+  passages of real length for the aggregator instead (`pubmedqa_passages`).
 - Generated hard cases from supported claims (`perturb`): negation, reversed direction, changed number,
   swapped entity, an extra unsupported clause. Every type has TRAIN templates and HELD-OUT templates; the
   held-out ones never reach training and give the hard-case figure.
@@ -23,7 +24,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from rank_bm25 import BM25Okapi
@@ -48,6 +49,15 @@ class Pair:
     source: str  # citint | kqa | pubmedqa | hard:<type>
     group: str  # the claim/question it came from (split key)
     template: str = ""  # hard cases: the template that made it
+
+
+class Passage(NamedTuple):
+    """A claim against a whole passage (the aggregator's calibration rows)."""
+
+    claim: str
+    sentences: list[str]
+    label: str  # one of LABELS
+    kind: str  # where it came from: cited | other | copy | hard:<type> | pubmedqa_<cited|near|random>
 
 
 def bucket(key: str, seed: int) -> float:
@@ -241,23 +251,33 @@ def load_abstracts() -> dict[str, str]:
     return out
 
 
+def _pubmedqa_conclusions() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """For each PubMedQA question whose abstract holds its long answer: the abstract's sentences with the
+    conclusion removed, and the long answer's sentences of 8 words or more."""
+    abstracts = load_abstracts()
+    contexts: dict[str, list[str]] = {}
+    conclusions: dict[str, list[str]] = {}
+    for item in pubmedqa.read_items():
+        text = abstracts.get(str(item.pmid), "")
+        long_answer = item.long_answer.strip()
+        if not text or long_answer[:60] not in text:
+            continue
+        contexts[item.pmid] = split_text(text.replace(long_answer, " "))
+        conclusions[item.pmid] = [s for s in split_text(long_answer) if len(s.split()) >= 8]
+    return contexts, conclusions
+
+
+def _side(side: str) -> set[str]:
+    train, held_out = pubmedqa.split_questions(pubmedqa.load_questions())
+    return {q.pmid for q in (train if side == "train" else held_out)}
+
+
 def pubmedqa_pairs(side: str = "train") -> list[Pair]:
     """A conclusion sentence vs its own abstract (supports) and vs a near-miss abstract (not relevant), for
     the questions on `side` of the shared PubMedQA split (`pubmedqa.split_questions`), so no question the
     agent's PubMedQA figures hold out ever trains the support model."""
-    train, held_out = pubmedqa.split_questions(pubmedqa.load_questions())
-    keep = {q.pmid for q in (train if side == "train" else held_out)}
-    questions = {item.pmid: item for item in pubmedqa.read_items()}
-    abstracts = load_abstracts()
-    contexts: dict[str, list[str]] = {}
-    conclusions: dict[str, list[str]] = {}
-    for pmid, q in questions.items():
-        text = abstracts.get(str(pmid), "")
-        long_answer = q.long_answer.strip()
-        if not text or long_answer[:60] not in text:
-            continue
-        contexts[pmid] = split_text(text.replace(long_answer, " "))
-        conclusions[pmid] = [s for s in split_text(long_answer) if len(s.split()) >= 8]
+    keep = _side(side)
+    contexts, conclusions = _pubmedqa_conclusions()
     near = NearMiss({p: s for p, s in contexts.items() if s})
     out = []
     for pmid in sorted(conclusions):
@@ -273,6 +293,41 @@ def pubmedqa_pairs(side: str = "train") -> list[Pair]:
             o = contexts[other]
             out.append(Pair(claim, o[best_sentence(claim, o)], "not_relevant", "pubmedqa", group))
     return out
+
+
+def pubmedqa_passages(
+    side: str, seed: int, keep: Callable[[str], bool] = lambda _group: True
+) -> list[Passage]:
+    """Whole passages of real length (a median of 10 sentences, where Citation-Integrity's have 5): each
+    question's first conclusion sentence vs its own abstract with the conclusion removed (supports; kind
+    "pubmedqa_cited"), vs the near-miss abstract ("pubmedqa_near") and vs a random one ("pubmedqa_random"; both
+    not_relevant), for the questions on `side` of the shared split whose group `keep` accepts."""
+    rng = random.Random(seed)
+    questions = _side(side)
+    contexts, conclusions = _pubmedqa_conclusions()
+    contexts = {p: s for p, s in contexts.items() if s}
+    near, ids = NearMiss(contexts), sorted(contexts)
+    out: list[Passage] = []
+    for pmid in sorted(conclusions):
+        if pmid not in questions or pmid not in contexts or not conclusions[pmid]:
+            continue
+        if not keep(f"pubmedqa:{pmid}"):
+            continue
+        claim = conclusions[pmid][0]
+        out.append(Passage(claim, contexts[pmid], "supports", "pubmedqa_cited"))
+        for kind, other in (("near", near.other(claim, pmid)), ("random", rng.choice(ids))):
+            if other is not None and other != pmid:
+                out.append(Passage(claim, contexts[other], "not_relevant", f"pubmedqa_{kind}"))
+    return out
+
+
+def as_claims(passages: Sequence[Passage]) -> list[CitClaim]:
+    """The supported passages as claims whose evidence is the sentence sharing most words (for `hard_cases`)."""
+    return [
+        CitClaim(f"passage:{i}", p.claim, "supports", i, p.sentences, [best_sentence(p.claim, p.sentences)])
+        for i, p in enumerate(passages)
+        if p.label == "supports"
+    ]
 
 
 # --- generated hard cases -----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from biocite.shipped import DELTA_FILE, FILES, SHIPPED_DIR, SUMS_FILE, read_sums
 def test_the_shipped_files_match_their_checksums() -> None:
     sums = verify()
     assert set(sums) >= set(FILES)
-    assert shipped_origin() == f"shipped:{sums[DELTA_FILE][:16]}"
+    assert shipped_origin() == f"shipped:{sums[DELTA_FILE][:16]}+{sums['aggregator.json'][:8]}"
     meta = json.loads((SHIPPED_DIR / "meta.json").read_text())
     assert meta["hyperparameters"]["freeze_word_embeddings"] is True
     assert meta["backbone_name"] == "minilm" and len(meta["train_data_sha256"]) == 64
@@ -33,6 +33,15 @@ def test_a_damaged_file_is_refused_naming_it(copy: Path) -> None:
     agg.write_text(agg.read_text().replace("0", "1", 1))
     with pytest.raises(ModelError, match=r"aggregator\.json: sha256 differs"):
         verify(copy)
+
+
+def test_an_aggregator_refitted_over_the_same_delta_is_another_origin(copy: Path) -> None:
+    """So an installed model is replaced when a newer biocite ships only a refitted aggregator."""
+    sums = (copy / SUMS_FILE).read_text()
+    aggregator = read_sums(copy)["aggregator.json"]
+    (copy / SUMS_FILE).write_text(sums.replace(aggregator, "0" * 64))
+    assert shipped_origin(copy) != shipped_origin()
+    assert shipped_origin(copy).split("+")[0] == shipped_origin().split("+")[0]  # type: ignore[union-attr]
 
 
 def test_a_missing_file_or_checksum_is_refused(copy: Path) -> None:

@@ -34,6 +34,7 @@ from biocite.support_data import (
     clean_claim,
     fingerprint,
     hard_cases,
+    pubmedqa_passages,
 )
 
 
@@ -238,3 +239,17 @@ def test_near_miss_scores_are_rank_bm25s_own() -> None:
     for claim in claims[:40]:
         query = tokenize(claim.claim) + ["no-such-term"]
         assert np.array_equal(near.bm25.get_scores(query), reference.get_scores(query))
+
+
+def test_pubmedqa_passages_are_whole_abstracts_without_their_conclusion_and_never_held_out() -> None:
+    """The aggregator's real-length rows: a held-back TRAIN question's conclusion against its own abstract (the
+    conclusion removed, so no sentence quotes it) and against two other abstracts; no held-out question."""
+    rows = pubmedqa_passages("train", 13, keep=lambda group: calibration_side(group, 13))
+    cited = [r for r in rows if r.kind == "pubmedqa_cited"]
+    assert cited and all(r.label == "supports" for r in cited)
+    assert {r.kind for r in rows} == {"pubmedqa_cited", "pubmedqa_near", "pubmedqa_random"}
+    assert all(r.label == "not_relevant" for r in rows if r.kind != "pubmedqa_cited")
+    assert all(r.claim not in " ".join(r.sentences) for r in cited)
+    assert float(np.median([len(r.sentences) for r in cited])) >= 8  # Citation-Integrity's have 5
+    held_out = {r.claim for r in pubmedqa_passages("held_out", 13)}
+    assert held_out and not held_out & {r.claim for r in rows}
