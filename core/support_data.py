@@ -57,7 +57,7 @@ class Passage(NamedTuple):
     claim: str
     sentences: list[str]
     label: str  # one of LABELS
-    kind: str  # where it came from: cited | other | copy | hard:<type> | pubmedqa_<cited|near|random>
+    kind: str  # where it came from: cited | other | copy | hard:<type>[:pubmedqa] | pubmedqa_<cited|near|random>
 
 
 def bucket(key: str, seed: int) -> float:
