@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 
 from biocite.settings import load_settings  # noqa: E402
 from biocite.support import SupportModel  # noqa: E402
-from biocite.support_data import HARD_LABEL, as_claims, hard_cases, pubmedqa_passages  # noqa: E402
+from biocite.support_data import as_claims, hard_cases, pubmedqa_passages, sample_per_type  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -107,9 +107,7 @@ def main() -> None:
     print("  changed by a held-out template, judged NOT Supports against their own abstract:")
     claims_by_id = {c.id: c for c in as_claims(passages)}
     cases, rng = hard_cases(list(claims_by_id.values()), held_out=True, seed=14), random.Random(14)
-    for kind in HARD_LABEL:
-        items = [h for h in cases if h.source == f"hard:{kind}"]
-        items = rng.sample(items, min(60, len(items)))
+    for kind, items in sample_per_type(cases, 60, rng).items():
         pairs = [(h.claim, " ".join(claims_by_id[h.group].sentences)) for h in items]
         print(f"    {kind} (n = {len(items)}): {round(1 - supports(model, pairs, args.read_top), 3)}")
 

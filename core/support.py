@@ -47,7 +47,6 @@ from biocite.sentences import sentence_spans as spans
 from biocite.settings import Settings, load_settings
 from biocite.shipped import AGGREGATOR_FILE, install_shipped, shipped_origin
 from biocite.support_data import (
-    HARD_LABEL,
     STOPWORDS,
     NearMiss,
     Passage,
@@ -64,6 +63,7 @@ from biocite.support_data import (
     overlap,
     pubmedqa_pairs,
     pubmedqa_passages,
+    sample_per_type,
 )
 from biocite.tokenize import stem_words
 
@@ -691,13 +691,12 @@ def _hard_rows(
 ) -> list[Passage]:
     """Up to `per_type` TRAIN-template hard cases of each type, each against its claim's whole passage."""
     by_id = {c.id: c for c in claims}
-    hard = hard_cases(claims, held_out=False, seed=seed)
-    out = []
-    for kind in HARD_LABEL:
-        items = [h for h in hard if h.source == f"hard:{kind}"]
-        for h in rng.sample(items, min(per_type, len(items))):
-            out.append(Passage(h.claim, by_id[h.group].sentences, h.label, h.source + suffix))
-    return out
+    sampled = sample_per_type(hard_cases(claims, held_out=False, seed=seed), per_type, rng)
+    return [
+        Passage(h.claim, by_id[h.group].sentences, h.label, h.source + suffix)
+        for items in sampled.values()
+        for h in items
+    ]
 
 
 def _slice_report(rows: Sequence[Passage], pred: Sequence[str]) -> dict[str, Any]:

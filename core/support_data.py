@@ -537,6 +537,15 @@ def hard_cases(claims: Sequence[CitClaim], *, held_out: bool, seed: int) -> list
     return out
 
 
+def sample_per_type(cases: Sequence[Pair], per_type: int, rng: random.Random) -> dict[str, list[Pair]]:
+    """Up to `per_type` of the hard cases of each perturbation type, drawn with `rng` in HARD_LABEL order."""
+    out = {}
+    for kind in HARD_LABEL:
+        items = [h for h in cases if h.source == f"hard:{kind}"]
+        out[kind] = rng.sample(items, min(per_type, len(items)))
+    return out
+
+
 def copy_pairs(claims: Sequence[CitClaim], seed: int) -> list[Pair]:
     """A sentence of the cited abstract as the claim, against itself or with its lead-in clause cut ->
     supports. Without these, the near-verbatim swap cases (-> not_relevant) teach that high overlap means

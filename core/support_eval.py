@@ -26,7 +26,7 @@ from biocite.heads import PairClassifier
 from biocite.kqa import load_nli_labels, split_of
 from biocite.settings import load_settings
 from biocite.support import LABELS, SupportModel, train_support
-from biocite.support_data import HARD_LABEL, NearMiss, citint_claims, hard_cases, overlap
+from biocite.support_data import NearMiss, citint_claims, hard_cases, overlap, sample_per_type
 
 THREE = ["supports", "contradicts", "nei"]
 
@@ -103,9 +103,7 @@ def hard_case_figures(model: SupportModel, per_template: int = 60) -> dict[str, 
     cases = hard_cases(claims, held_out=True, seed=14)
     rng = random.Random(14)
     out: dict[str, Any] = {"split": "dev SUPPORT claims x held-out templates, vs the cited abstract"}
-    for kind in HARD_LABEL:
-        items = [h for h in cases if h.source == f"hard:{kind}"]
-        items = rng.sample(items, min(per_template, len(items)))
+    for kind, items in sample_per_type(cases, per_template, rng).items():
         if not items:
             continue
         verdicts = [model.check_sentences(h.claim, by_id[h.group].sentences)[0] for h in items]
