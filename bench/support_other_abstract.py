@@ -64,7 +64,7 @@ def supports(model: SupportModel, pairs: list[tuple[str, str]], top: int | None)
     else:  # the passage's `top` best-ranked sentences only, in their order in the abstract
         verdicts = []
         for claim, text in pairs:
-            sents = [text[s:t] for s, t in model._units(claim, text)]
+            sents = [text[s:t] for s, t in model.judged_spans(claim, text)]
             ((p, cos),) = model.score([claim], [sents])
             keep = sorted(
                 np.argsort(-model.aggregator.rank(claim, sents, p, cos), kind="stable")[:top].tolist()

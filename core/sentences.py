@@ -22,8 +22,9 @@ from biocite.records import Document, Section, Sentence
 
 # Raised whenever the same abstract would split differently; an index built with an older splitter re-splits
 # every document on its next `biocite index build` (its embeddings are kept). 2: a label glued to the sentence
-# before it starts a sentence; "AIM" and "RESULT(S)" are labels.
-SPLITTER_VERSION = 2
+# before it starts a sentence; "AIM" and "RESULT(S)" are labels. 3: labels joined or cut short by "&"
+# ("BACKGROUND & AIMS:", "MATERIALS & A retrospective study").
+SPLITTER_VERSION = 3
 
 _ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*$")
 _JOIN_START = re.compile(r"[,;)\]]|[a-z]+\b(?![-\d])")
@@ -195,9 +196,16 @@ def is_metadata(text: str, section_label: str | None = None) -> bool:
 # A section label written into the text: 851 of the embedded corpus's abstracts (JSONL) are stored as plain text
 # with their labels inline ("CONCLUSIONS: Pharmacokinetic differences ..."), so a quoted sentence starts with one;
 # the readers make them sections (`inline_sections`), as PubMed XML's labelled AbstractText parts are. A label
-# cut short in the source ends in "/" ("QUESTIONS/ We asked whether", from "QUESTIONS/PURPOSES:").
+# cut short in the source ends in "/" ("QUESTIONS/ We asked whether", from "QUESTIONS/PURPOSES:") or in "&"
+# ("MATERIALS & A retrospective study", from "MATERIALS & METHODS:"; then a sentence's words follow).
 _LABEL_WORD = r"[A-Z][A-Z&/-]+(?:\(S\))?"  # "RESULT(S)" too
-_INLINE_LABEL = re.compile(rf"(?:{_LABEL_WORD},?\s+){{0,5}}{_LABEL_WORD}(?::|(?<=/))\s+(?=\S)")
+_LABEL_JOIN = r"(?:,|\s+&)?\s+"  # "DESIGN, SETTING" and "BACKGROUND & AIMS"
+# the first word of a two-word label that a source cut after its "&" ("MRSA & Staphylococcus ..." is no label)
+_CUT_AT_AMPERSAND = r"(?:MATERIALS?|METHODS?|PATIENTS?|SUBJECTS?|PARTICIPANTS?|BACKGROUND|DESIGN|SETTING)\s+&"
+_INLINE_LABEL = re.compile(
+    rf"(?:{_LABEL_WORD}{_LABEL_JOIN}){{0,5}}"
+    rf"(?:{_LABEL_WORD}(?::|(?<=/))|{_CUT_AT_AMPERSAND}(?=\s+(?:[A-Z][a-z]|[A-Z]\s+[a-z]|\d)))\s+(?=\S)"
+)
 MIN_LABEL_LETTERS = 4  # "HR: 0.5" is no label
 # the corpus's one shorter label (46 times; no other 3-letter word opens a sentence with ": ")
 SHORT_LABELS = frozenset({"AIM"})

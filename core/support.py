@@ -565,7 +565,9 @@ class SupportModel:
 
     # --- scoring --------------------------------------------------------------------------------------
 
-    def _units(self, claim: str, evidence: str) -> list[tuple[int, int]]:
+    def judged_spans(self, claim: str, evidence: str) -> list[tuple[int, int]]:
+        """The (start, end) offsets of the sentences of `evidence` judged against `claim`: all but metadata,
+        at most `max_sentences` of them (those sharing most words with the claim)."""
         # a keyword line names every word of a claim about its topic and scored "supports" (0.80)
         spans = [(s, t) for s, t in sentence_spans(evidence) if not is_metadata(evidence[s:t])]
         if len(spans) > self.max_sentences:  # keep the sentences sharing most words with the claim
@@ -581,7 +583,7 @@ class SupportModel:
         for i, (claim, _) in enumerate(pairs):
             if not claim or not claim.strip():
                 raise InputError(f"pair {i + 1}: empty claim")
-        return self._check_spans([(c, e, self._units(c, e)) for c, e in pairs])
+        return self._check_spans([(c, e, self.judged_spans(c, e)) for c, e in pairs])
 
     def check_sentences(
         self, claim: str, sentences: Sequence[str]

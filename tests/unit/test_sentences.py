@@ -230,6 +230,14 @@ def test_a_metadata_section_makes_its_sentences_metadata() -> None:
         ("MAIN OUTCOME MEASURE(S): Pin protrusion.", "Pin protrusion."),
         ("BMI: 25 or more.", "BMI: 25 or more."),
         ("QUESTIONS/ We asked whether X.", "We asked whether X."),  # a label cut short in the source
+        ("BACKGROUND & AIMS: H. pylori adheres.", "H. pylori adheres."),
+        ("MATERIALS & A retrospective study.", "A retrospective study."),  # "& METHODS:" lost in the source
+        ("MATERIAL & Between 2009 and 2014, 751 had X.", "Between 2009 and 2014, 751 had X."),
+        (
+            "MRSA & Staphylococcus were found.",
+            "MRSA & Staphylococcus were found.",
+        ),  # no label word before "&"
+        ("FUNDING: Merck Sharp & Dohme.", "Merck Sharp & Dohme."),
         ("SBP/ DBP fell.", "SBP/ DBP fell."),
         ("COPD was common.", "COPD was common."),
         ("Results: lower in women.", "Results: lower in women."),  # labels are written in capitals
@@ -250,6 +258,12 @@ def test_inline_labels_make_sections() -> None:
     assert [section_label(doc, s.start) for s in split_sentences(doc)][-2:] == ["RESULTS", "CONCLUSIONS"]
     assert inline_sections("We did X. RESULTS: y. CONCLUSIONS: z.") == []  # not opened by a label
     assert inline_sections("CONCLUSIONS: one label only.") == []
+    joined = "BACKGROUND & AIMS: X is used. MATERIALS & METHODS: A trial. RESULTS: Y fell."
+    assert [s.label for s in inline_sections(joined)] == [
+        "BACKGROUND & AIMS",
+        "MATERIALS & METHODS",
+        "RESULTS",
+    ]
 
 
 def test_a_label_glued_to_the_sentence_before_starts_a_sentence() -> None:
@@ -258,7 +272,7 @@ def test_a_label_glued_to_the_sentence_before_starts_a_sentence() -> None:
     abstract = (
         "Fixation in osteoporotic bone is hard and failure rates are high.QUESTIONS/ This study measured the "
         "stability of the cup. Hepatitis G is poorly understood.AIM: To investigate the rate of infection. "
-        "Pressure was 120 mm Hg.SBP/ DBP fell in 12."
+        "Pressure was 120 mm Hg.SBP/ DBP fell in 12. It may matter.MATERIALS & A cohort of 20 was studied."
     )
     assert _texts(abstract) == [
         "Fixation in osteoporotic bone is hard and failure rates are high.",
@@ -266,6 +280,8 @@ def test_a_label_glued_to_the_sentence_before_starts_a_sentence() -> None:
         "Hepatitis G is poorly understood.",
         "AIM: To investigate the rate of infection.",
         "Pressure was 120 mm Hg.SBP/ DBP fell in 12.",  # no label: left to pysbd
+        "It may matter.",
+        "MATERIALS & A cohort of 20 was studied.",  # cut short after its "&"
     ]
     assert states_aim(_texts(abstract)[1]) and states_aim(_texts(abstract)[3])
     assert [s.label for s in inline_sections("AIM: To test X. METHODS: A trial. RESULTS: Y fell.")] == [
