@@ -24,6 +24,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -251,9 +252,11 @@ def load_abstracts() -> dict[str, str]:
     return out
 
 
-def _pubmedqa_conclusions() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+@lru_cache(maxsize=1)  # `biocite train support` reads it twice: for the pairs and the calibration passages
+def _pubmedqa_conclusions() -> tuple[dict[str, list[str]], dict[str, list[str]], NearMiss]:
     """For each PubMedQA question whose abstract holds its long answer: the abstract's sentences with the
-    conclusion removed, and the long answer's sentences of 8 words or more."""
+    conclusion removed (where any remain), the long answer's sentences of 8 words or more, and a near-miss
+    index over those abstracts. Callers must not change them."""
     abstracts = load_abstracts()
     contexts: dict[str, list[str]] = {}
     conclusions: dict[str, list[str]] = {}
@@ -264,7 +267,8 @@ def _pubmedqa_conclusions() -> tuple[dict[str, list[str]], dict[str, list[str]]]
             continue
         contexts[item.pmid] = split_text(text.replace(long_answer, " "))
         conclusions[item.pmid] = [s for s in split_text(long_answer) if len(s.split()) >= 8]
-    return contexts, conclusions
+    contexts = {p: s for p, s in contexts.items() if s}
+    return contexts, conclusions, NearMiss(contexts)
 
 
 def _side(side: str) -> set[str]:
@@ -277,15 +281,14 @@ def pubmedqa_pairs(side: str = "train") -> list[Pair]:
     the questions on `side` of the shared PubMedQA split (`pubmedqa.split_questions`), so no question the
     agent's PubMedQA figures hold out ever trains the support model."""
     keep = _side(side)
-    contexts, conclusions = _pubmedqa_conclusions()
-    near = NearMiss({p: s for p, s in contexts.items() if s})
+    contexts, conclusions, near = _pubmedqa_conclusions()
     out = []
     for pmid in sorted(conclusions):
         if pmid not in keep or not conclusions[pmid]:
             continue
         claim = conclusions[pmid][0]
         group = f"pubmedqa:{pmid}"
-        sents = contexts[pmid]
+        sents = contexts.get(pmid, [])
         if sents:
             out.append(Pair(claim, sents[best_sentence(claim, sents)], "supports", "pubmedqa", group))
         other = near.other(claim, pmid)
@@ -304,9 +307,8 @@ def pubmedqa_passages(
     not_relevant), for the questions on `side` of the shared split whose group `keep` accepts."""
     rng = random.Random(seed)
     questions = _side(side)
-    contexts, conclusions = _pubmedqa_conclusions()
-    contexts = {p: s for p, s in contexts.items() if s}
-    near, ids = NearMiss(contexts), sorted(contexts)
+    contexts, conclusions, near = _pubmedqa_conclusions()
+    ids = sorted(contexts)
     out: list[Passage] = []
     for pmid in sorted(conclusions):
         if pmid not in questions or pmid not in contexts or not conclusions[pmid]:
