@@ -27,7 +27,7 @@ from biocite.agent.coverage import (
 )
 from biocite.agent.evidence import ScoredSentence, content_terms, covering_picks, lexical_overlap
 from biocite.agent.findings import ARTIFACT_VERSION as FINDINGS_VERSION
-from biocite.agent.findings import FindingsModel, cue_features, overlaps_long_answer
+from biocite.agent.findings import FindingsModel, cue_features, findings_or_all, overlaps_long_answer
 from biocite.agent.graph import Agent, bottom_line_sentence, enforce_guarantees
 from biocite.agent.synthesis import (
     acceptable_query,
@@ -683,6 +683,16 @@ def _evidence(pmid: str, text: str, answer: float = 0.5) -> Evidence:
         relevance=0.6,
         answer=answer,
     )
+
+
+def test_a_sentence_saying_or_is_not_a_finding_but_one_giving_an_odds_ratio_is() -> None:
+    """A methods sentence with the word "or" had passed as a finding: the effect-ratio cue is case-blind."""
+    methods = _evidence("1", "Patients were excluded if they received vitamin D or phosphate binders.", 0.01)
+    ratio = _evidence("2", "Fracture risk was lower with vitamin D (OR 0.8, p=0.04).", 0.01)
+    plural = _evidence("3", "Hazard ratios were similar across subgroups.", 0.01)
+    background = _evidence("4", "Vitamin D is made in the skin.", 0.01)
+    assert findings_or_all([methods, ratio, plural, background]) == [ratio, plural]
+    assert findings_or_all([methods, background]) == [methods, background]  # none reports one: all
 
 
 def _sentence(text: str, *items: Evidence) -> AnswerSentence:
