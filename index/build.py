@@ -11,7 +11,7 @@ from __future__ import annotations
 import resource
 import shutil
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -48,8 +48,8 @@ from biocite.index.store import (
     verify_index,
     write_manifest,
 )
-from biocite.records import check_pmid
-from biocite.sentences import SPLITTER_VERSION
+from biocite.records import Document, check_pmid
+from biocite.sentences import SPLITTER_VERSION, may_split_differently
 from biocite.settings import Settings
 
 TOKENIZER_VERSION = 1
@@ -68,15 +68,19 @@ class BuildReport(BaseModel):
     changed: int = 0
     removed: int = 0
     embedded: int = 0
-    # every stored document split again: the index's sentences came from an older splitter
+    # the index's sentences came from an older splitter: the documents it may split differently were split again
     resplit: bool = False
+    resplit_documents: int = 0
     seconds: dict[str, float] = Field(default_factory=dict)
     peak_rss_mb: float = 0.0
     read: ReadStats = Field(default_factory=ReadStats)
 
     def summary(self) -> str:
         steps = ", ".join(f"{name} {secs:.1f}s" for name, secs in self.seconds.items())
-        resplit = f"re-split: every document, by sentence splitter {SPLITTER_VERSION} (embeddings kept)\n"
+        resplit = (
+            f"re-split: {self.resplit_documents} documents that sentence splitter {SPLITTER_VERSION} may split "
+            "differently (embeddings kept)\n"
+        )
         return (
             f"index {self.index_dir}: {self.documents} documents, {self.sentences} sentences "
             f"(+{self.added} added, {self.changed} changed, -{self.removed} removed, {self.embedded} embedded)\n"
@@ -233,16 +237,17 @@ def _build_into(
 ) -> BuildReport:
     older_splitter = bool(manifest.documents) and manifest.splitter_version != SPLITTER_VERSION
     report.resplit = older_splitter
-    retokenize = (
-        older_splitter
-        or manifest.bm25.get("stem") not in (None, settings.index.stem)
-        or manifest.bm25.get("tokenizer_version") not in (None, TOKENIZER_VERSION)
-    )
+    since = manifest.splitter_version
+    resplit = (lambda doc: may_split_differently(doc.abstract, since)) if older_splitter else None
+    stem, tokenizer = manifest.bm25.get("stem"), manifest.bm25.get("tokenizer_version")
+    retokenize = stem not in (None, settings.index.stem) or tokenizer not in (None, TOKENIZER_VERSION)
 
     cluster = RayBuild.connect(ray, index_dir, settings) if ray else None
     with _timed(report, "parse"):
         records = cluster.records(files, report.read) if cluster else _local_records(files, report.read)
-        _sync_documents(store, records, settings, report, retokenize=retokenize, progress=progress)
+        _sync_documents(
+            store, records, settings, report, retokenize=retokenize, resplit=resplit, progress=progress
+        )
         report.removed += store.delete(manifest.explicit_deletions)
         store.commit()
     with _timed(report, "embed"):
@@ -379,9 +384,11 @@ def _sync_documents(
     report: BuildReport,
     *,
     retokenize: bool,
+    resplit: Callable[[Document], bool] | None = None,
     progress: bool,
 ) -> None:
-    """Apply records in order: new or changed documents stored, deletions applied, the rest removed."""
+    """Apply records in order: new or changed documents stored (every one when `retokenize`, and those
+    `resplit` accepts), deletions applied, the rest removed."""
     known = store.hashes()
     seen: set[str] = set()
     bar = tqdm(desc="documents", unit="doc", disable=not progress)
@@ -395,8 +402,11 @@ def _sync_documents(
             continue
         pmid = record.doc.pmid
         seen.add(pmid)
-        if known.get(pmid) == record.content_hash and not retokenize:
+        same = known.get(pmid) == record.content_hash
+        again = same and resplit is not None and resplit(record.doc)
+        if same and not (retokenize or again):
             continue
+        report.resplit_documents += again
         if record.sentences is None or record.tokens is None:
             record = prepare(record.doc, settings.index.stem, split=True)
         store.upsert(record.doc, record.content_hash, record.sentences or [], record.tokens or [])

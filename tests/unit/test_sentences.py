@@ -9,8 +9,10 @@ import pytest
 from biocite.index.readers import read_documents
 from biocite.records import Document, Section, Sentence
 from biocite.sentences import (
+    SPLITTER_VERSION,
     inline_sections,
     is_metadata,
+    may_split_differently,
     section_label,
     split_sentences,
     states_aim,
@@ -329,3 +331,12 @@ def test_a_statement_of_a_studys_aim_is_recognised(text: str) -> None:
 )
 def test_a_finding_or_background_is_no_statement_of_aim(text: str) -> None:
     assert not states_aim(text)
+
+
+def test_which_abstracts_a_newer_splitter_may_split_differently() -> None:
+    """Version 3 changed labels written with "&" only (on the embedded corpus, the 7 abstracts it splits or
+    sections differently all hold one); an index of version 2 re-splits just those."""
+    amp, plain = "MATERIALS & A cohort of 20 was studied.", "A cohort of 20 was studied."
+    assert may_split_differently(amp, 2) and not may_split_differently(plain, 2)
+    assert may_split_differently(plain, None) and may_split_differently(plain, 1)  # older than 2: all of them
+    assert not may_split_differently(amp, SPLITTER_VERSION)
