@@ -46,6 +46,20 @@ def test_rebuild_unchanged_corpus_does_no_work(tmp_path, mini_corpus):
     assert (again.added, again.changed, again.removed, again.embedded) == (0, 0, 0, 0)
 
 
+def _built_with(tmp_path: Path, doc: dict[str, str]):
+    """An index of `doc` and one mini-corpus abstract: its settings, its corpus file and `doc`'s sentences."""
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [doc, MINI_CORPUS[0]])
+    settings = settings_for(tmp_path)
+    build_index(settings, [corpus], progress=False)
+    return settings, corpus, [s.text for s in open_index(settings).docs.sentences(doc["pmid"])]
+
+
+def _record_splitter(settings, version: int | None) -> None:
+    """Make the index's manifest name an older sentence splitter (None: one from before versions were kept)."""
+    manifest = read_manifest(settings.index_dir)
+    write_manifest(settings.index_dir, manifest.model_copy(update={"splitter_version": version}))
+
+
 def test_an_index_split_by_an_older_splitter_is_re_split_on_its_next_build(tmp_path):
     """A splitter change reaches an existing index on its next build, without re-embedding: here the label
     glued to the sentence before it ("... is unknown.AIM: To ...") that SPLITTER_VERSION 2 splits off."""
@@ -54,10 +68,7 @@ def test_an_index_split_by_an_older_splitter_is_re_split_on_its_next_build(tmp_p
         "title": "Group B streptococci in pregnancy",
         "abstract": "The carrier rate in the region is unknown.AIM: To measure the carrier rate. It was 12%.",
     }
-    corpus = write_jsonl(tmp_path / "glued.jsonl", [glued, MINI_CORPUS[0]])
-    settings = settings_for(tmp_path)
-    build_index(settings, [corpus], progress=False)
-    split_now = [s.text for s in open_index(settings).docs.sentences("3001")]
+    settings, corpus, split_now = _built_with(tmp_path, glued)
     assert split_now[:2] == [
         "The carrier rate in the region is unknown.",
         "AIM: To measure the carrier rate.",
@@ -68,8 +79,7 @@ def test_an_index_split_by_an_older_splitter_is_re_split_on_its_next_build(tmp_p
     old = [{"index": 0, "start": 0, "end": end, "text": glued["abstract"][:end]}]
     with sqlite3.connect(settings.index_dir / "docs.sqlite") as conn:
         conn.execute("UPDATE docs SET sentences = ? WHERE pmid = '3001'", (json.dumps(old),))
-    manifest = read_manifest(settings.index_dir)
-    write_manifest(settings.index_dir, manifest.model_copy(update={"splitter_version": None}))
+    _record_splitter(settings, None)
 
     # the installed executable, as a user runs it after an upgrade
     exe = shutil.which("biocite") or str(Path(sys.executable).with_name("biocite"))
@@ -101,19 +111,14 @@ def test_an_index_of_splitter_2_re_splits_only_the_abstracts_splitter_3_may_chan
         "abstract": "Their natural history is unknown.MATERIALS & A retrospective study of 40 women. Ten had CIN.",
     }
     plain = MINI_CORPUS[0]
-    corpus = write_jsonl(tmp_path / "amp.jsonl", [ampersand, plain])
-    settings = settings_for(tmp_path)
-    build_index(settings, [corpus], progress=False)
-    split_now = [s.text for s in open_index(settings).docs.sentences("3002")]
+    settings, corpus, split_now = _built_with(tmp_path, ampersand)
     assert split_now[:2] == [
         "Their natural history is unknown.",
         "MATERIALS & A retrospective study of 40 women.",
     ]
     for doc in (ampersand, plain):
         _store_one_sentence(settings, doc["pmid"], doc["abstract"])
-    write_manifest(
-        settings.index_dir, read_manifest(settings.index_dir).model_copy(update={"splitter_version": 2})
-    )
+    _record_splitter(settings, 2)
 
     report = build_index(settings, [corpus], progress=False)
     assert (report.changed, report.resplit_documents, report.embedded) == (1, 1, 0)
