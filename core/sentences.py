@@ -22,9 +22,9 @@ import pysbd
 from biocite.records import Document, Section, Sentence
 
 # Raised whenever the same abstract would split differently; an index built with an older splitter re-splits
-# every document on its next `biocite index build` (its embeddings are kept). 2: a label glued to the sentence
-# before it starts a sentence; "AIM" and "RESULT(S)" are labels. 3: labels joined or cut short by "&"
-# ("BACKGROUND & AIMS:", "MATERIALS & A retrospective study").
+# the documents `SPLIT_CHANGES` says may change on its next `biocite index build` (its embeddings are kept).
+# 2: a label glued to the sentence before it starts a sentence; "AIM" and "RESULT(S)" are labels. 3: labels
+# joined or cut short by "&" ("BACKGROUND & AIMS:", "MATERIALS & A retrospective study").
 SPLITTER_VERSION = 3
 # What each version changed, as a test on an abstract that is False wherever it splits (and sections) exactly as the
 # version before (None: any abstract may change). An index of an older splitter re-splits only the documents that
