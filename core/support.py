@@ -708,7 +708,7 @@ def _slice_report(rows: Sequence[Passage], pred: Sequence[str]) -> dict[str, Any
     from sklearn.metrics import f1_score
 
     three = lambda v: v if v in ("supports", "contradicts") else "nei"  # noqa: E731
-    cited = [(three(r[2]), three(p)) for r, p in zip(rows, pred, strict=True) if r[3] == "cited"]
+    cited = [(three(r.label), three(p)) for r, p in zip(rows, pred, strict=True) if r.kind == "cited"]
     out: dict[str, Any] = {}
     if cited:
         g, q = zip(*cited, strict=True)
@@ -718,13 +718,13 @@ def _slice_report(rows: Sequence[Passage], pred: Sequence[str]) -> dict[str, Any
             ),
             4,
         )
-    for kind in sorted({r[3] for r in rows}):
-        hits = [p == "supports" for r, p in zip(rows, pred, strict=True) if r[3] == kind]
+    for kind in sorted({r.kind for r in rows}):
+        hits = [p == "supports" for r, p in zip(rows, pred, strict=True) if r.kind == kind]
         if kind == "cited":
             hits = [
                 p == "supports"
                 for r, p in zip(rows, pred, strict=True)
-                if r[3] == kind and r[2] == "supports"
+                if r.kind == kind and r.label == "supports"
             ]
         name = f"{kind}_not_supports" if kind.startswith("hard:") else f"{kind}_supports"
         out[name] = round(1 - float(np.mean(hits)) if kind.startswith("hard:") else float(np.mean(hits)), 4)
@@ -739,7 +739,7 @@ def _scored_rows(
         sorted(s, key=lambda x: -overlap(c, x))[: model.max_sentences] if len(s) > model.max_sentences else s
         for c, s, _, _ in rows
     ]
-    return groups, model.score([r[0] for r in rows], groups)
+    return groups, model.score([r.claim for r in rows], groups)
 
 
 def fit_rank_weight(scored: Sequence[tuple[np.ndarray, np.ndarray]], gold: Sequence[set[int]]) -> float:
@@ -806,7 +806,7 @@ def fit_aggregator(
             for (claim, sents, _, _), g, (p, cos) in zip(rows, groups, scored, strict=True)
         ]
     )
-    y = [r[2] for r in rows]
+    y = [r.label for r in rows]
     # fit on a random half, report on the other half (both inside the held-back TRAIN claims), refit on all
     order = np.random.default_rng(seed).permutation(len(rows))
     a, b = order[: len(rows) // 2], order[len(rows) // 2 :]
