@@ -9,13 +9,22 @@ from pathlib import Path
 import pytest
 
 from biocite.errors import ModelError
-from biocite.shipped import DELTA_FILE, FILES, SHIPPED_DIR, SUMS_FILE, read_sums, shipped_origin, verify
+from biocite.shipped import (
+    AGGREGATOR_FILE,
+    DELTA_FILE,
+    FILES,
+    SHIPPED_DIR,
+    SUMS_FILE,
+    read_sums,
+    shipped_origin,
+    verify,
+)
 
 
 def test_the_shipped_files_match_their_checksums() -> None:
     sums = verify()
     assert set(sums) >= set(FILES)
-    assert shipped_origin() == f"shipped:{sums[DELTA_FILE][:16]}+{sums['aggregator.json'][:8]}"
+    assert shipped_origin() == f"shipped:{sums[DELTA_FILE][:16]}+{sums[AGGREGATOR_FILE][:8]}"
     meta = json.loads((SHIPPED_DIR / "meta.json").read_text())
     assert meta["hyperparameters"]["freeze_word_embeddings"] is True
     assert meta["backbone_name"] == "minilm" and len(meta["train_data_sha256"]) == 64
@@ -38,7 +47,7 @@ def test_a_damaged_file_is_refused_naming_it(copy: Path) -> None:
 def test_an_aggregator_refitted_over_the_same_delta_is_another_origin(copy: Path) -> None:
     """So an installed model is replaced when a newer biocite ships only a refitted aggregator."""
     sums = (copy / SUMS_FILE).read_text()
-    aggregator = read_sums(copy)["aggregator.json"]
+    aggregator = read_sums(copy)[AGGREGATOR_FILE]
     (copy / SUMS_FILE).write_text(sums.replace(aggregator, "0" * 64))
     assert shipped_origin(copy) != shipped_origin()
     assert shipped_origin(copy).split("+")[0] == shipped_origin().split("+")[0]  # type: ignore[union-attr]
