@@ -283,8 +283,10 @@ _AIM = re.compile(
     r"|^(?:the\s+|our\s+)?(?:aims?|purposes?|objectives?|goals?)\s+(?:was|were|is|are)\s+to\b"
     r"|^(?:we|this|the\s+present|our)\s+(?:[\w,-]+\s+){0,4}?(?:aimed|aims|sought|seeks|set\s+out|"
     r"(?:was|were|is|are)\s+(?:designed|conducted|undertaken|performed))\s+to\b"
-    r"|^(?:in\s+order\s+)?to\s+(?:evaluate|assess|investigate|examine|determine|compare|analy[sz]e|explore|"
-    r"describe|identify|test|study|clarify|verify|establish|characteri[sz]e)\b"
+    r"|^(?:in\s+order\s+)?to\s+(?:further\s+|better\s+|directly\s+|critically\s+|prospectively\s+|"
+    r"retrospectively\s+)?(?:evaluate|assess|investigate|examine|determine|compare|analy[sz]e|explore|describe|"
+    r"identify|test|study|clarify|verify|establish|characteri[sz]e|define|ascertain|quantify|estimate|measure|"
+    r"elucidate|understand|develop|validate|correlate|consider|confirm|demonstrate|probe|address|learn|gain)\b"
     r"|^(?:we|this\s+(?:[\w,-]+\s+){0,3}?" + _STUDY + r")\s+(?:investigated|examined|evaluated|assessed|"
     r"explored|asked|tested|investigates|examines|evaluates|assesses|explores|asks|tests)\s+(?:whether|if|how)\b",
     re.IGNORECASE,

@@ -308,6 +308,11 @@ def test_a_label_glued_to_the_sentence_before_starts_a_sentence() -> None:
         "OBJECTIVE: To quantify clinical predictors of reduced renal function.",
         "AIM: We studied the effect of STN stimulation in 23 patients.",
         "PURPOSE: This study (NCT02083354) assessed dabrafenib plus trametinib.",
+        # any verb of setting out to learn something, with or without a label
+        "To define the molecular defects causing SLS, we performed mutation analysis of the FALDH gene.",
+        "To ascertain whether a written information sheet improves recall of the consent interview.",
+        "In order to quantify the incidence of these cardiac events, we performed a meta-analysis.",
+        "To further understand the protective role of CuZnSOD upon neurons, we generated transgenic mice.",
     ],
 )
 def test_a_statement_of_a_studys_aim_is_recognised(text: str) -> None:
@@ -327,6 +332,8 @@ def test_a_statement_of_a_studys_aim_is_recognised(text: str) -> None:
         "PURPOSE: Uveal melanoma is a rare and aggressive subset of melanoma.",  # background under the label
         "OBJECTIVE: To report a case of erythema multiforme caused by ampicillin.",  # a case report's case
         "RESULTS: We studied 23 patients; 12 improved.",  # not an aim label
+        "To date, no trial has shown a benefit of statins in sepsis.",  # background
+        "To our knowledge, this is the first report of the association.",
     ],
 )
 def test_a_finding_or_background_is_no_statement_of_aim(text: str) -> None:
