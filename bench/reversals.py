@@ -1,6 +1,12 @@
-"""Claims that reverse or misstate their evidence (support rules 6 and 7: `biocite.reversals`,
+"""Claims that reverse, deny or misstate their evidence (support rules 6 and 7: `biocite.reversals`,
 `biocite.changed_numbers`): what the rules catch beyond the support model, and how often they fire on claims
 the evidence supports.
+
+The denial rule (`reversals.denial`, rules version 11) was found in a generated answer the verifier kept: "Therapeutic
+anticoagulation in the trauma patient is safe, with no significant complications related to anticoagulation
+therapy" against "Trauma patients have a significant complication rate related to anticoagulation therapy"
+(supports 0.90). What it does not read (sentences that ask, suppose or say what was studied; contrasts; a head
+word not stated) was written reading its false alarms on the TRAIN sets below only.
 
 Found asking `biocite check "Aspirin is superior to warfarin for stroke prevention ..." --pmid 17020434`:
 supports 0.67, against "warfarin is superior to aspirin in preventing strokes"; and "reduced the rate of
@@ -148,7 +154,7 @@ def fires(rows: Rows, rule: Callable[..., object] = rules.reversal) -> str:
 
 
 def both_fire(rows: Rows) -> str:
-    return f"reversal {fires(rows)}, number {fires(rows, changed_number)}"
+    return f"reversal {fires(rows)}, denial {fires(rows, rules.denial)}, number {fires(rows, changed_number)}"
 
 
 def perturbed(rows: Rows, kind: str, template: str) -> Rows:
@@ -167,6 +173,7 @@ def not_supports(model: SupportModel, rows: Rows, rule: bool) -> str:
     off: Callable[..., None] = lambda *_: None  # noqa: E731
     with (
         mock.patch("biocite.support.reversal", rules.reversal if rule else off),
+        mock.patch("biocite.support.denial", rules.denial if rule else off),
         mock.patch("biocite.support.changed_number", changed_number if rule else off),
     ):
         labels = [model.check_sentences(c, s)[0].label for c, s in rows]
@@ -214,7 +221,7 @@ def main() -> None:
         ("corpus comparisons with their sides swapped", swapped),
     ):
         print(f"   {name}: {not_supports(model, rows, False)} -> {not_supports(model, rows, True)}")
-        print(f"      the rule fires on {fires(rows)}")
+        print(f"      the rule fires on {fires(rows)}; the denial rule on {fires(rows, rules.denial)}")
     print(
         f"   the same comparisons as written (must stay supported; NOT supports): "
         f"{not_supports(model, original, False)} -> {not_supports(model, original, True)}"

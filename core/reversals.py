@@ -21,7 +21,7 @@ numbers were chosen on TRAIN data; it is measured in `bench/reversals.py`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from typing import Literal
 
@@ -416,3 +416,130 @@ def reversal(claim: str, sentences: Sequence[str]) -> Reversal | None:
         return Reversal(swapped_at, "swapped comparison")
     reversed_by = [at for at, ok in zip(reversed_at, restated, strict=True) if at is not None and not ok]
     return Reversal(min(reversed_by), "opposite direction") if reversed_by else None
+
+
+# --- denials -----------------------------------------------------------------------------------------------
+# A claim that denies what a sentence states, with no direction word to read: `biocite check "Therapeutic
+# anticoagulation in the trauma patient is safe, with no significant complications related to anticoagulation
+# therapy." --pmid 18847643` said supports 0.90 against "Trauma patients have a significant complication rate
+# related to anticoagulation therapy" (a generated sentence the verifier kept).
+_QUALIFIER = frozenset({"without"})  # "patients without diabetes" names people, it denies nothing
+_DENIAL_SCOPE = 6  # tokens after a negation (in its clause) that say what it denies
+_SUBJECT_SCOPE = 4  # ... and before it, when it follows "was", "did" ("X was not associated with Y")
+_SLACK = 4  # words of the sentence between those it shares with the denial, beyond the denial's own
+DENIED_SHARED = (
+    3  # content words a denial and a sentence must share (and at least two thirds of the denial's)
+)
+# a sentence that asks, sets out to learn, supposes or says what was studied states nothing of the kind ("To
+# study whether X", "We hypothesized that X", "X may reduce Y", "A difference in X was studied in ...")
+_STATES_NOTHING = re.compile(
+    r"\b(?:whether|hypothes\w*|aims?|aimed|objectives?|purpose|unknown|unclear|controvers\w*|concerns?|may|"
+    r"might|to (?:study|determine|assess|evaluate|investigate|examine|explore|test)|studied|examines?|examined|"
+    r"determined)\b|\?",
+    re.IGNORECASE,
+)
+
+# clauses read apart: "X have a significant complication rate, and predicting which will remains unclear"
+_CLAUSE = re.compile(r"[;:]\s+|,\s+(?=(?:and|but|whereas|while|although|though)\b)")
+
+
+@dataclass(frozen=True)
+class _Denial:
+    words: tuple[
+        frozenset[str], ...
+    ]  # what the negation denies: each content word's stems (`_Sentence.terms`)
+    subject: tuple[frozenset[str], ...]  # of those, what it is said of ("X" of "X was not associated with Y")
+
+    @property
+    def needed(self) -> int:
+        """Words a sentence must state: DENIED_SHARED, and two thirds of the denial's."""
+        return max(DENIED_SHARED, -(-2 * len(self.words) // 3))
+
+
+def _denied(s: _Sentence, n: int) -> _Denial | None:
+    """What the negation at n denies; None when it governs a direction or no-change word (the direction rule
+    reads those) or another negation, or opens a contrast ("not only", "but not")."""
+    if (n + 1 < len(s.words) and s.words[n + 1] == "only") or (n and s.words[n - 1] in ("but", "and", "or")):
+        return None
+    words: list[frozenset[str]] = []
+    for j in range(n + 1, min(n + 1 + _DENIAL_SCOPE, len(s.words))):
+        word = s.words[j]
+        if word in _BOUNDARY:
+            break
+        if word in _DIRECTION or word in _NULL or word in _NULL_NEGATED or j in s.negations:
+            return None
+        if _is_content(word) and not word.endswith("ly"):
+            words.append(frozenset(s.terms(j)))
+    subject: list[frozenset[str]] = []
+    if n and s.words[n - 1] in _BE | _AUXILIARY:
+        for j in range(n - 2, max(n - 2 - _SUBJECT_SCOPE, -1), -1):
+            if s.words[j] in _BOUNDARY or j in s.negations:
+                break
+            if _is_content(s.words[j]) and not s.words[j].endswith("ly"):
+                subject.append(frozenset(s.terms(j)))
+    return _Denial((*words, *subject), tuple(subject)) if words else None
+
+
+def _denials(s: _Sentence) -> list[_Denial]:
+    return [d for n in s.negations if s.words[n] not in _QUALIFIER and (d := _denied(s, n))]
+
+
+def _governed(s: _Sentence) -> set[int]:
+    """Positions that a negation of the sentence governs (its scope, in its clause), the qualifier's too."""
+    out: set[int] = set()
+    for n in s.negations:
+        for j in range(n + 1, min(n + 1 + _DENIAL_SCOPE, len(s.words))):
+            if s.words[j] in _BOUNDARY:
+                break
+            out.add(j)
+        if n and s.words[n - 1] in _BE | _AUXILIARY:
+            out.update(range(max(n - 1 - _SUBJECT_SCOPE, 0), n))
+    return out
+
+
+def _matched(denied: Sequence[frozenset[str]], terms: Set[str]) -> int:
+    return sum(bool(w & terms) for w in denied)
+
+
+def _states(s: _Sentence, denial: _Denial) -> bool:
+    """The sentence states what the denial names, outside any negation's scope and in one phrase (within the
+    denial's length plus _SLACK words): `needed` of its words, its head (the first) and subject among them."""
+    governed = _governed(s)
+    stems = frozenset().union(*denial.words)
+    at = [
+        j for j in range(len(s.words)) if j not in governed and _is_content(s.words[j]) and s.terms(j) & stems
+    ]
+    width = len(denial.words) + _SLACK
+    for k, start in enumerate(at):
+        window = {t for j in at[k:] if j - start <= width for t in s.terms(j)}
+        if (
+            _matched(denial.words, window) >= denial.needed
+            and denial.words[0] & window  # its head: "associated" of "not associated with RSA"
+            and (not denial.subject or _matched(denial.subject, window))
+        ):
+            return True
+    return False
+
+
+def _denies(s: _Sentence, denial: _Denial) -> bool:
+    """A denial of the sentence shares DENIED_SHARED words with this one."""
+    return any(_matched(denial.words, frozenset().union(*d.words)) >= DENIED_SHARED for d in _denials(s))
+
+
+def denial(claim: str, sentences: Sequence[str]) -> int | None:
+    """The first sentence that states what the claim denies, when none denies it too (sentences that ask,
+    set out to learn or suppose are not read)."""
+    ours = _denials(_Sentence.of(claim))
+    if not ours:
+        return None
+    stated: int | None = None
+    for i, text in enumerate(sentences):
+        for clause in _CLAUSE.split(text):
+            if _STATES_NOTHING.search(clause):
+                continue
+            s = _Sentence.of(clause)
+            if any(_denies(s, d) for d in ours):
+                return None
+            if stated is None and any(_states(s, d) for d in ours):
+                stated = i
+    return stated

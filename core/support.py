@@ -41,7 +41,7 @@ from biocite.records import (
     Document,
     Span,  # exact offsets into the evidence text given to check(): text[start:end]
 )
-from biocite.reversals import ReversalKind, reversal
+from biocite.reversals import ReversalKind, denial, reversal
 from biocite.sentences import is_metadata, without_inline_label
 from biocite.sentences import sentence_spans as spans
 from biocite.settings import Settings, load_settings
@@ -83,24 +83,29 @@ ARTIFACT_VERSION = 5  # 2: learned evidence ranker; 3: no claim cue features in 
 # one population (children, women, people) against a passage about the opposite one only (adults, men,
 # animals) is neutral (`biocite.populations`); 9 so is a claim the model reads as supported that adds a
 # clause no sentence mentions (`biocite.added_clauses`); 10 rule 4 reads NEJM's "(Funded by ...; ClinicalTrials.gov
-# number, NCT...)" and a registration split off its label as metadata. Part of the model's name, so cached
-# judgements (evaluator/judges.py) are not reused across a change of how verdicts are made.
-RULES_VERSION = 10
+# number, NCT...)" and a registration split off its label as metadata; 11 rule 6 also contradicts a claim
+# that denies what one sentence states and none denies ("no significant complications" against "a significant
+# complication rate": `biocite.reversals.denial`). Part of the model's name, so cached judgements
+# (evaluator/judges.py) are not reused across a change of how verdicts are made.
+RULES_VERSION = 11
 # inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
 # C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
 AGGREGATOR_C = 1.0
 
 
 # how a sentence of the evidence contradicts a claim by rule (`misstatement`)
-Misstatement = ReversalKind | Literal["different number"]
+Misstatement = ReversalKind | Literal["denied statement", "different number"]
 
 
 def misstatement(claim: str, sentences: Sequence[str]) -> tuple[int, Misstatement] | None:
-    """The sentence that contradicts the claim by rule, and how: a reversal (`biocite.reversals`), else a
-    number stated otherwise (`biocite.changed_numbers`)."""
+    """The sentence that contradicts the claim by rule, and how: a reversal, else a statement the claim denies
+    (`biocite.reversals`), else a number stated otherwise (`biocite.changed_numbers`)."""
     found = reversal(claim, sentences)
     if found:
         return found.index, found.kind
+    denied = denial(claim, sentences)
+    if denied is not None:
+        return denied, "denied statement"
     changed = changed_number(claim, sentences)
     return (changed.index, "different number") if changed else None
 

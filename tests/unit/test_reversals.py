@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from biocite.reversals import reversal
+from biocite.reversals import denial, reversal
 
 WARFARIN = (
     "Overall, in high-risk patients, warfarin is superior to aspirin in preventing strokes, with a relative "
@@ -153,3 +153,72 @@ def test_a_reversed_claim_is_caught(claim: str, sentence: str, kind: str) -> Non
 )
 def test_agreement_negation_and_other_topics_are_left_to_the_model(claim: str, sentences: list[str]) -> None:
     assert reversal(claim, sentences) is None
+
+
+TRAUMA = (
+    "Trauma patients have a significant complication rate related to anticoagulation therapy, and predicting "
+    "which patients will develop a complication remains unclear."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        # a generated sentence the verifier kept (support model: supports 0.90)
+        (
+            "Therapeutic anticoagulation in the trauma patient is safe, with no significant complications "
+            "related to anticoagulation therapy.",
+            TRAUMA,
+        ),
+        # "not" put after the auxiliary of what the sentence states
+        (
+            "Metformin was not associated with lactic acidosis in older adults.",
+            "Metformin was associated with lactic acidosis in older adults (OR 2.1).",
+        ),
+    ],
+)
+def test_a_claim_denying_what_a_sentence_states_is_caught(claim: str, sentence: str) -> None:
+    assert denial(claim, ["The trial enrolled 400 patients.", sentence]) == 1
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentences"),
+    [
+        # the sentence denies it too
+        (
+            "Metformin was not associated with lactic acidosis in older adults.",
+            ["Metformin was not associated with lactic acidosis in older adults (OR 1.1)."],
+        ),
+        # one sentence states it, another denies it as the claim does
+        (
+            "There were no significant complications related to anticoagulation therapy.",
+            [
+                TRAUMA,
+                "After the change of protocol there were no significant complications related to anticoagulation therapy.",
+            ],
+        ),
+        # sentences that ask, set out to learn or suppose state nothing
+        (
+            "Skewed X-inactivation is not associated with recurrent spontaneous abortion.",
+            ["We studied whether skewed X-inactivation is associated with recurrent spontaneous abortion."],
+        ),
+        (
+            "Recorded lectures do not reduce attendance of live lectures.",
+            ["There is concern that recorded lectures may reduce student attendance of live lectures."],
+        ),
+        # the sentence names the same things without stating what was denied (its head, "associated")
+        (
+            "Skewed X-inactivation is not associated with recurrent spontaneous abortion.",
+            ["The rate of extreme skewing in the recurrent spontaneous abortion population was 8.6%."],
+        ),
+        # a qualifier, a contrast, and a negated direction (the direction rule's) are no denials
+        ("Patients without diabetes had fewer infections.", ["Patients with diabetes had more infections."]),
+        (
+            "Ketoprofen but not acetaminophen impaired platelet function.",
+            ["Acetaminophen impaired platelet function."],
+        ),
+        ("Metformin did not reduce HbA1c levels.", [HBA1C]),
+    ],
+)
+def test_agreement_and_mere_mentions_are_no_denial(claim: str, sentences: list[str]) -> None:
+    assert denial(claim, sentences) is None
