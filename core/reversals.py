@@ -430,15 +430,16 @@ _SLACK = 4  # words of the sentence between those it shares with the denial, bey
 DENIED_SHARED = (
     3  # content words a denial and a sentence must share (and at least two thirds of the denial's)
 )
-# a sentence that asks, sets out to learn, supposes or says what was studied states nothing of the kind ("To
-# study whether X", "We hypothesized that X", "X may reduce Y", "A difference in X was studied in ...")
+# a sentence that asks, sets out to learn, supposes or says what was studied or how states nothing of the kind ("To
+# study whether X", "We hypothesized that X", "X may reduce Y", "A difference in X was studied in ...", "Data was
+# analyzed using SPSS and ROC curves were generated for BD as a predictor of mortality")
 _STATES_NOTHING = re.compile(
     r"\b(?:whether|hypothes\w*|aims?|aimed|objectives?|purpose|unknown|unclear|controvers\w*|concerns?|may|"
     r"might|to (?:study|determine|assess|evaluate|investigate|examine|explore|test)|studied|examines?|examined|"
-    r"determined)\b|\?",
+    r"determined|(?:was|were|we) (?:analy[sz]ed|generated|performed|used|calculated|collected))\b|\?",
     re.IGNORECASE,
 )
-
+_NOT_SIGNIFICANT = re.compile(r"\b(?:non-?significant|insignificant)\b")
 # clauses read apart: "X have a significant complication rate, and predicting which will remains unclear"
 _CLAUSE = re.compile(r"[;:]\s+|,\s+(?=(?:and|but|whereas|while|although|though)\b)")
 
@@ -522,7 +523,11 @@ def _states(s: _Sentence, denial: _Denial) -> bool:
 
 
 def _denies(s: _Sentence, denial: _Denial) -> bool:
-    """A denial of the sentence shares DENIED_SHARED words with this one."""
+    """A denial of the sentence shares DENIED_SHARED words with this one, or the sentence calls what it shares
+    with it non-significant ("ROC for BD as a predictor of mortality statistically non-significant")."""
+    if _NOT_SIGNIFICANT.search(" ".join(s.words)):
+        terms = {t for j in range(len(s.words)) for t in s.terms(j)}
+        return _matched(denial.words, terms) >= DENIED_SHARED
     return any(_matched(denial.words, frozenset().union(*d.words)) >= DENIED_SHARED for d in _denials(s))
 
 

@@ -211,6 +211,14 @@ def test_a_claim_denying_what_a_sentence_states_is_caught(claim: str, sentence: 
             "Skewed X-inactivation is not associated with recurrent spontaneous abortion.",
             ["The rate of extreme skewing in the recurrent spontaneous abortion population was 8.6%."],
         ),
+        # a methods line names what a finding denies without stating it; a non-significant result denies it too
+        (
+            "The study found that BD was not a predictor of mortality in patients with severe TBI.",
+            [
+                "Data was analyzed using SPSS and ROC was generated for BD as a predictor of mortality.",
+                "Area under ROC for BD as a predictor of mortality statistically non-significant.",
+            ],
+        ),
         # a qualifier, a contrast, and a negated direction (the direction rule's) are no denials
         ("Patients without diabetes had fewer infections.", ["Patients with diabetes had more infections."]),
         (
