@@ -16,6 +16,10 @@ Both are conservative on purpose: a negation that governs no direction word (in 
 negation), a claim of more than three direction words or that says both ways of one thing, or fewer than
 two words shared in what moved leave the judgement to the model. `reversal` reads a whole passage. Its two
 numbers were chosen on TRAIN data; it is measured in `bench/reversals.py`.
+
+A third check, `denial`, reads a negation that governs no direction word: a claim that denies what a
+sentence states ("no significant complications related to anticoagulation" against "a significant complication
+rate related to anticoagulation therapy"), when no sentence denies it too. It is measured in the same bench.
 """
 
 from __future__ import annotations
@@ -427,9 +431,8 @@ _QUALIFIER = frozenset({"without"})  # "patients without diabetes" names people,
 _DENIAL_SCOPE = 6  # tokens after a negation (in its clause) that say what it denies
 _SUBJECT_SCOPE = 4  # ... and before it, when it follows "was", "did" ("X was not associated with Y")
 _SLACK = 4  # words of the sentence between those it shares with the denial, beyond the denial's own
-DENIED_SHARED = (
-    3  # content words a denial and a sentence must share (and at least two thirds of the denial's)
-)
+# content words a denial and a sentence must share (and at least two thirds of the denial's)
+DENIED_SHARED = 3
 # a sentence that asks, sets out to learn, supposes or says what was studied or how states nothing of the kind ("To
 # study whether X", "We hypothesized that X", "X may reduce Y", "A difference in X was studied in ...", "Data was
 # analyzed using SPSS and ROC curves were generated for BD as a predictor of mortality")
@@ -446,10 +449,10 @@ _CLAUSE = re.compile(r"[;:]\s+|,\s+(?=(?:and|but|whereas|while|although|though)\
 
 @dataclass(frozen=True)
 class _Denial:
-    words: tuple[
-        frozenset[str], ...
-    ]  # what the negation denies: each content word's stems (`_Sentence.terms`)
-    subject: tuple[frozenset[str], ...]  # of those, what it is said of ("X" of "X was not associated with Y")
+    # what the negation denies: each content word's stems (`_Sentence.terms`), the head first
+    words: tuple[frozenset[str], ...]
+    # of those, what it is said of ("X" of "X was not associated with Y")
+    subject: tuple[frozenset[str], ...]
 
     @property
     def needed(self) -> int:
@@ -532,8 +535,8 @@ def _denies(s: _Sentence, denial: _Denial) -> bool:
 
 
 def denial(claim: str, sentences: Sequence[str]) -> int | None:
-    """The first sentence that states what the claim denies, when none denies it too (sentences that ask,
-    set out to learn or suppose are not read)."""
+    """The first sentence that states what the claim denies, when none denies it too (clauses that ask, set out
+    to learn, suppose or say how a study was done are not read)."""
     ours = _denials(_Sentence.of(claim))
     if not ours:
         return None
