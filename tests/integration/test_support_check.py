@@ -137,6 +137,7 @@ def test_run_audit_writes_json_and_html(setup, tmp_path) -> None:
                     {"text": "Aspirin reduced recurrent stroke.", "citations": ["1001"]},
                     {"text": "Knee function did not differ.", "citations": ["1002", "1003"]},
                     {"text": "Aspirin increased recurrent stroke over two years.", "citations": ["1001"]},
+                    {"text": "Major bleeding was not rare.", "citations": ["1001"]},
                 ],
             }
         ],
@@ -146,12 +147,14 @@ def test_run_audit_writes_json_and_html(setup, tmp_path) -> None:
     done = biocite(settings, "check", "--run", str(path), "--out", str(tmp_path / "out"), "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    assert summary["citations"] == 4
+    assert summary["citations"] == 5
     doc = json.loads((tmp_path / "out" / "check.json").read_text())
     labels = [c["label"] for s in doc["topics"][0]["sentences"] for c in s["citations"]]
-    assert set(labels) <= {"Supports", "Contradicts", "Neutral", "Not relevant"} and len(labels) == 4
+    assert set(labels) <= {"Supports", "Contradicts", "Neutral", "Not relevant"} and len(labels) == 5
     reversed_cite = doc["topics"][0]["sentences"][2]["citations"][0]  # the finding said the other way round
     assert reversed_cite["label"] == "Contradicts" and reversed_cite["reversal"] == "opposite direction"
+    denied_cite = doc["topics"][0]["sentences"][3]["citations"][0]  # denies what the abstract states
+    assert denied_cite["label"] == "Contradicts" and denied_cite["reversal"] == "denied statement"
     page = (tmp_path / "out" / "check.html").read_text()
     assert "PMID 1001" in page and "the evidence says otherwise (opposite direction)" in page
     path.write_text("{not a run")
