@@ -466,22 +466,40 @@ def _denied(s: _Sentence, n: int) -> _Denial | None:
     if (n + 1 < len(s.words) and s.words[n + 1] == "only") or (n and s.words[n - 1] in ("but", "and", "or")):
         return None
     words: list[frozenset[str]] = []
-    for j in range(n + 1, min(n + 1 + _DENIAL_SCOPE, len(s.words))):
+    for j in _after(s, n):
         word = s.words[j]
-        if word in _BOUNDARY:
-            break
         if word in _DIRECTION or word in _NULL or word in _NULL_NEGATED or j in s.negations:
             return None
-        if _is_content(word) and not word.endswith("ly"):
+        if _names(word):
             words.append(frozenset(s.terms(j)))
     subject: list[frozenset[str]] = []
-    if n and s.words[n - 1] in _BE | _AUXILIARY:
+    if _after_a_verb(s, n):
         for j in range(n - 2, max(n - 2 - _SUBJECT_SCOPE, -1), -1):
             if s.words[j] in _BOUNDARY or j in s.negations:
                 break
-            if _is_content(s.words[j]) and not s.words[j].endswith("ly"):
+            if _names(s.words[j]):
                 subject.append(frozenset(s.terms(j)))
     return _Denial((*words, *subject), tuple(subject)) if words else None
+
+
+def _after(s: _Sentence, n: int) -> list[int]:
+    """The positions after the negation at n that it governs: up to _DENIAL_SCOPE, in its clause."""
+    out = []
+    for j in range(n + 1, min(n + 1 + _DENIAL_SCOPE, len(s.words))):
+        if s.words[j] in _BOUNDARY:
+            break
+        out.append(j)
+    return out
+
+
+def _after_a_verb(s: _Sentence, n: int) -> bool:
+    """The negation at n follows "was", "did" ...: it is said of the subject before them."""
+    return n > 0 and s.words[n - 1] in _BE | _AUXILIARY
+
+
+def _names(word: str) -> bool:
+    """A content word that names what is denied (not an adverb)."""
+    return _is_content(word) and not word.endswith("ly")
 
 
 def _denials(s: _Sentence) -> list[_Denial]:
@@ -492,11 +510,8 @@ def _governed(s: _Sentence) -> set[int]:
     """Positions that a negation of the sentence governs (its scope, in its clause), the qualifier's too."""
     out: set[int] = set()
     for n in s.negations:
-        for j in range(n + 1, min(n + 1 + _DENIAL_SCOPE, len(s.words))):
-            if s.words[j] in _BOUNDARY:
-                break
-            out.add(j)
-        if n and s.words[n - 1] in _BE | _AUXILIARY:
+        out.update(_after(s, n))
+        if _after_a_verb(s, n):
             out.update(range(max(n - 1 - _SUBJECT_SCOPE, 0), n))
     return out
 
@@ -505,10 +520,10 @@ def _matched(denied: Sequence[frozenset[str]], terms: Set[str]) -> int:
     return sum(bool(w & terms) for w in denied)
 
 
-def _states(s: _Sentence, denial: _Denial) -> bool:
-    """The sentence states what the denial names, outside any negation's scope and in one phrase (within the
-    denial's length plus _SLACK words): `needed` of its words, its head (the first) and subject among them."""
-    governed = _governed(s)
+def _states(s: _Sentence, governed: set[int], denial: _Denial) -> bool:
+    """The sentence states what the denial names, outside the scope of its negations (`governed`) and in one
+    phrase (within the denial's length plus _SLACK words): `needed` of its words, its head (the first) and
+    subject among them."""
     stems = frozenset().union(*denial.words)
     at = [
         j for j in range(len(s.words)) if j not in governed and _is_content(s.words[j]) and s.terms(j) & stems
@@ -525,13 +540,14 @@ def _states(s: _Sentence, denial: _Denial) -> bool:
     return False
 
 
-def _denies(s: _Sentence, denial: _Denial) -> bool:
-    """A denial of the sentence shares DENIED_SHARED words with this one, or the sentence calls what it shares
-    with it non-significant ("ROC for BD as a predictor of mortality statistically non-significant")."""
+def _denies(s: _Sentence, ours: list[_Denial]) -> bool:
+    """A denial of the sentence shares DENIED_SHARED words with one of the claim's, or the sentence calls what it
+    shares with one non-significant ("ROC for BD as a predictor of mortality statistically non-significant")."""
     if _NOT_SIGNIFICANT.search(" ".join(s.words)):
         terms = {t for j in range(len(s.words)) for t in s.terms(j)}
-        return _matched(denial.words, terms) >= DENIED_SHARED
-    return any(_matched(denial.words, frozenset().union(*d.words)) >= DENIED_SHARED for d in _denials(s))
+        return any(_matched(d.words, terms) >= DENIED_SHARED for d in ours)
+    theirs = [frozenset().union(*d.words) for d in _denials(s)]
+    return any(_matched(d.words, stems) >= DENIED_SHARED for d in ours for stems in theirs)
 
 
 def denial(claim: str, sentences: Sequence[str]) -> int | None:
@@ -546,8 +562,9 @@ def denial(claim: str, sentences: Sequence[str]) -> int | None:
             if _STATES_NOTHING.search(clause):
                 continue
             s = _Sentence.of(clause)
-            if any(_denies(s, d) for d in ours):
+            if _denies(s, ours):
                 return None
-            if stated is None and any(_states(s, d) for d in ours):
-                stated = i
+            if stated is None:
+                governed = _governed(s)
+                stated = i if any(_states(s, governed, d) for d in ours) else None
     return stated
