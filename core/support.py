@@ -741,8 +741,10 @@ def _scored_rows(
 ) -> tuple[list[list[str]], list[tuple[np.ndarray, np.ndarray]]]:
     """The sentences scored per row (at most max_sentences, most claim words first) and their scores."""
     groups = [
-        sorted(s, key=lambda x: -overlap(c, x))[: model.max_sentences] if len(s) > model.max_sentences else s
-        for c, s, _, _ in rows
+        sorted(r.sentences, key=lambda x: -overlap(r.claim, x))[: model.max_sentences]
+        if len(r.sentences) > model.max_sentences
+        else r.sentences
+        for r in rows
     ]
     return groups, model.score([r.claim for r in rows], groups)
 
@@ -807,8 +809,8 @@ def fit_aggregator(
     groups, scored = _scored_rows(model, rows)
     x = np.stack(
         [
-            ranking.features(claim, g, p, cos, passage=" ".join(sents))[0]
-            for (claim, sents, _, _), g, (p, cos) in zip(rows, groups, scored, strict=True)
+            ranking.features(r.claim, g, p, cos, passage=" ".join(r.sentences))[0]
+            for r, g, (p, cos) in zip(rows, groups, scored, strict=True)
         ]
     )
     y = [r.label for r in rows]
