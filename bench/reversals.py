@@ -5,8 +5,10 @@ the evidence supports.
 The denial rule (`reversals.denial`, rules version 11) was found in a generated answer the verifier kept: "Therapeutic
 anticoagulation in the trauma patient is safe, with no significant complications related to anticoagulation
 therapy" against "Trauma patients have a significant complication rate related to anticoagulation therapy"
-(supports 0.90). What it does not read (sentences that ask, suppose or say what was studied; contrasts; a head
-word not stated) was written reading its false alarms on the TRAIN sets below only.
+(supports 0.90). What it does not read (clauses that ask, suppose or say what was studied; contrasts; a head
+word not stated) was written reading its false alarms on the TRAIN sets below, except two exclusions (clauses on
+how data were analysed; a non-significant result as a denial), prompted by a held-out kept answer sentence it
+contradicted ("BD was not a predictor of mortality"): its held-out figures are not clean.
 
 Found asking `biocite check "Aspirin is superior to warfarin for stroke prevention ..." --pmid 17020434`:
 supports 0.67, against "warfarin is superior to aspirin in preventing strokes"; and "reduced the rate of
