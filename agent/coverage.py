@@ -1133,6 +1133,20 @@ def outcome_parts(
     return out
 
 
+def off_topic(
+    topics: list[Concept], keys: list[Concept], lead: DocumentTerms, other: DocumentTerms
+) -> list[Concept]:
+    """The topic concepts (`key_concepts` at the looser `agent.max_topic_df` bar) that the lead evidence
+    abstract covers and another evidence abstract does not; none when the other covers a key or topic concept
+    the lead does not ("How do genital herpes and HPV differ?": the herpes abstracts stay beside an HPV lead).
+    Every abstract kept by the coverage check may still be on another question: an answer on breast-lesion
+    biopsy quoted prostate-biopsy abstracts, one on palliative lung-cancer radiotherapy a rectal-cancer one
+    ("breast" and "lung cancer" are too common to be key concepts; the lead names them)."""
+    if any(covers(c, other) and not covers(c, lead) for c in [*keys, *topics]):
+        return []
+    return [c for c in topics if covers(c, lead) and not covers(c, other)]
+
+
 def asked_outcome(question: str) -> str | None:
     """The question's asked outcome as written (the first chunk after an outcome verb), whatever its terms."""
     return next((" ".join(chunk) for chunk, role in _chunks(question) if role == "outcome"), None)

@@ -47,6 +47,7 @@ from biocite.agent.coverage import (
     key_concepts,
     names_all,
     never_indexed,
+    off_topic,
     outcome_parts,
     respelling_notes,
     uncited_concepts,
@@ -422,6 +423,7 @@ class Agent:
             floor = max(e.relevance for e in evidence) - self.config.relevance_margin
             keep = self.config.min_evidence  # a very strong best sentence must not leave the rest thin
             evidence = [e for i, e in enumerate(evidence) if e.relevance >= floor or i < keep]
+            evidence = self._on_the_lead_topic(state["standalone"], evidence, docs, covered, notes)
         judge = state["mode"] == "generate" and self.config.judge_top > 0 and not state.get("llm_failed")
         if judge and evidence:
             evidence, note = self._judge_relevance(state["standalone"], evidence)
@@ -868,6 +870,33 @@ class Agent:
         kept = [e for e in evidence if e.pmid in best]
         kept, passing = self._naming_in_passing(kept, concepts, covered, docs, sentences, notes)
         return kept, Coverage(concepts, covered, passing), unknown, readings
+
+    def _on_the_lead_topic(
+        self,
+        question: str,
+        evidence: list[Evidence],
+        docs: dict[str, Document],
+        covered: Coverage | None,
+        notes: list[str],
+    ) -> list[Evidence]:
+        """The evidence without the abstracts that lack a topic concept the lead abstract (the first evidence
+        sentence's) names, unless they cover a key concept the lead does not (`off_topic`; noted)."""
+        bar, df = self.config.max_topic_df, self.doc_freqs
+        if not evidence or bar <= 0 or df is None:
+            return evidence
+        topics = key_concepts(question.split(CONTEXT_OPEN)[0], df, bar, bar, bar, bar)
+        keys = covered.concepts if covered is not None else []
+        lead = evidence[0].pmid
+        terms = {p: DocumentTerms.of(docs[p]) for p in dict.fromkeys(e.pmid for e in evidence)}
+        dropped: set[str] = set()
+        for pmid in [p for p in terms if p != lead]:
+            if lacking := off_topic(topics, keys, terms[lead], terms[pmid]):
+                dropped.add(pmid)
+                named = ", ".join(c.label for c in lacking)
+                notes.append(
+                    f"PMID {pmid} does not mention {named}, which the lead evidence (PMID {lead}) does"
+                )
+        return [e for e in evidence if e.pmid not in dropped]
 
     @staticmethod
     def _naming_in_passing(

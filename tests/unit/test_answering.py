@@ -1757,3 +1757,29 @@ def test_evidence_relevance_counts_a_drugs_other_name_as_the_asked_term() -> Non
     question = "Does salbutamol cause hypokalaemia?"
     found = lexical_overlap(content_terms(question), "Albuterol caused hypokalemia.", asked_names(question))
     assert found == 1.0
+
+
+def test_agent_drops_another_abstract_that_lacks_a_topic_the_lead_names() -> None:
+    """A held-out answer on palliative lung-cancer radiotherapy quoted a prostate-cancer radiotherapy abstract
+    ("lung" is too common for a key concept): an abstract lacking a topic concept the lead abstract names is
+    dropped, noted in the trace; with `agent.max_topic_df=0` it is quoted."""
+    abstracts = {
+        "851": ("Palliative radiotherapy of lung cancer", "In palliative lung cancer patients, high-dose "
+                "radiotherapy gave no survival benefit over 25 Gy in 5 fractions."),
+        "852": ("Radiotherapy dose in prostate cancer", "High-dose radiotherapy gave a survival benefit in "
+                "prostate cancer patients."),
+        **{str(860 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.") for i in range(8)},
+    }  # fmt: skip
+    question = "Does high-dose radiotherapy benefit palliative lung cancer patients?"
+    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
+
+    def cited(topic_bar: float) -> tuple[set[str], list[str]]:
+        settings = agent_settings(*bars, f"agent.max_topic_df={topic_bar}")
+        answer = Agent(settings, retriever=TokenDocsRetriever(abstracts)).ask(question, mode="extractive")
+        return {c.pmid for s in answer.sentences for c in s.citations}, answer.trace.notes
+
+    pmids, notes = cited(0.0)
+    assert pmids == {"851", "852"}
+    pmids, notes = cited(0.3)
+    assert pmids == {"851"}
+    assert any(n.startswith("PMID 852 does not mention palliative") and "(PMID 851)" in n for n in notes)
