@@ -1138,7 +1138,8 @@ def off_topic(
 ) -> list[Concept]:
     """The topic concepts (`key_concepts` at the looser `agent.max_topic_df` bar) that the lead evidence
     abstract covers and another evidence abstract does not; none when the other covers a key or topic concept
-    the lead does not ("How do genital herpes and HPV differ?": the herpes abstracts stay beside an HPV lead).
+    the lead does not ("why statin taken at bedtime?": a bedtime-lovastatin trial stays beside a fluvastatin
+    lead that never says "bedtime").
     Every abstract kept by the coverage check may still be on another question: an answer on breast-lesion
     biopsy quoted prostate-biopsy abstracts, one on palliative lung-cancer radiotherapy a rectal-cancer one
     ("breast" and "lung cancer" are too common to be key concepts; the lead names them)."""

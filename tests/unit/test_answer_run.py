@@ -25,8 +25,8 @@ CURRENT = [
     BENCH / "agent_answers_generate_run_151_180.json",
     BENCH / "agent_answers_generate_run_181_200.json",
 ]  # answered at the code of the synthesis checks below (31-90 predate some)
-# all 200 held-out questions at 8ac350c: one extractive fallback quotes an aim (the only sentence left), so it is
-# not among CURRENT
+# all 200 held-out questions with the topic check (thirty-ninth session; the run before it is at 9374706): one
+# extractive fallback quotes an aim (the only sentence left), so it is not among CURRENT
 ALL_200 = BENCH / "agent_answers_generate_run_1_200.json"
 RUNS = [
     *CURRENT,
