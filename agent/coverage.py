@@ -1141,8 +1141,8 @@ def off_topic(
     the lead does not ("why statin taken at bedtime?": a bedtime-lovastatin trial stays beside a fluvastatin
     lead that never says "bedtime").
     Every abstract kept by the coverage check may still be on another question: an answer on breast-lesion
-    biopsy quoted prostate-biopsy abstracts, one on palliative lung-cancer radiotherapy a rectal-cancer one
-    ("breast" and "lung cancer" are too common to be key concepts; the lead names them)."""
+    biopsy quoted prostate-biopsy abstracts, one on stroke patients' home blood-pressure readings a
+    central-venous-pressure one ("breast" is too common to be a key concept; the lead names it)."""
     if any(covers(c, other) and not covers(c, lead) for c in [*keys, *topics]):
         return []
     return [c for c in topics if covers(c, lead) and not covers(c, other)]

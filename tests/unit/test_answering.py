@@ -20,6 +20,7 @@ from biocite.agent.coverage import (
     covers,
     derivational_core,
     key_concepts,
+    off_topic,
     prefix_base,
     read_as,
     respelling_notes,
@@ -1760,9 +1761,9 @@ def test_evidence_relevance_counts_a_drugs_other_name_as_the_asked_term() -> Non
 
 
 def test_agent_drops_another_abstract_that_lacks_a_topic_the_lead_names() -> None:
-    """A held-out answer on palliative lung-cancer radiotherapy quoted a prostate-cancer radiotherapy abstract
-    ("lung" is too common for a key concept): an abstract lacking a topic concept the lead abstract names is
-    dropped, noted in the trace; with `agent.max_topic_df=0` it is quoted."""
+    """Held-out answers quoted abstracts on another condition beside their lead (prostate biopsy for breast-lesion
+    biopsy: "breast" is too common for a key concept): an abstract lacking a topic concept the lead abstract names
+    is dropped, noted in the trace; with `agent.max_topic_df=0` it is quoted."""
     abstracts = {
         "851": ("Palliative radiotherapy of lung cancer", "In palliative lung cancer patients, high-dose "
                 "radiotherapy gave no survival benefit over 25 Gy in 5 fractions."),
@@ -1783,3 +1784,18 @@ def test_agent_drops_another_abstract_that_lacks_a_topic_the_lead_names() -> Non
     pmids, notes = cited(0.3)
     assert pmids == {"851"}
     assert any(n.startswith("PMID 852 does not mention palliative") and "(PMID 851)" in n for n in notes)
+
+
+def test_another_abstract_adding_a_topic_the_lead_lacks_stays() -> None:
+    """ "why statin taken at bedtime?" (K-QA): a bedtime-lovastatin trial lacks the lead's "statin" (it writes
+    "lovastatin") but names "bedtime", which the fluvastatin lead never does, so it stays; an abstract adding
+    nothing is dropped, naming what it lacks."""
+    df = _df(
+        "statins liver injury", "bedtime lovastatin dosing", "drugs taken daily", "pills taken", n_other=20
+    )
+    topics = key_concepts("why statin taken at bedtime?", df, 0.3, 0.3, 0.3, 0.3)
+    lead = _doc("Fluvastatin liver injury", "Statins caused liver injury in one patient.")
+    bedtime = _doc("Bedtime lovastatin", "Bedtime lovastatin dosing was safe in 4,499 patients.")
+    other = _doc("Lovastatin and cholesterol", "Lovastatin lowered cholesterol in 40 patients.")
+    assert off_topic(topics, [], lead, bedtime) == []
+    assert [c.text for c in off_topic(topics, [], lead, other)] == ["statin taken"]
