@@ -1094,6 +1094,8 @@ class Coverage:
     by_pmid: dict[str, set[int]]
     # concepts an evidence abstract names only in passing, whose other evidence sentences were dropped
     in_passing: list[str] = field(default_factory=list)
+    # each evidence abstract's terms as the check read them (the topic check reads them again)
+    terms: dict[str, DocumentTerms] = field(default_factory=dict)
 
     def missing(self, evidence: list[Evidence], notes: list[str]) -> list[str]:
         """The concepts no abstract of this evidence covers (noted in the trace with all concepts)."""

@@ -869,7 +869,7 @@ class Agent:
         unknown = [c.text for i, c in enumerate(concepts) if i not in union and never_indexed(c, df)]
         kept = [e for e in evidence if e.pmid in best]
         kept, passing = self._naming_in_passing(kept, concepts, covered, docs, sentences, notes)
-        return kept, Coverage(concepts, covered, passing), unknown, readings
+        return kept, Coverage(concepts, covered, passing, terms), unknown, readings
 
     def _on_the_lead_topic(
         self,
@@ -885,9 +885,11 @@ class Agent:
         if not evidence or bar <= 0 or df is None:
             return evidence
         topics = key_concepts(question.split(CONTEXT_OPEN)[0], df, bar, bar, bar, bar)
-        keys = covered.concepts if covered is not None else []
+        keys, known = (covered.concepts, covered.terms) if covered is not None else ([], {})
         lead = evidence[0].pmid
-        terms = {p: DocumentTerms.of(docs[p]) for p in dict.fromkeys(e.pmid for e in evidence)}
+        terms = {
+            p: known.get(p) or DocumentTerms.of(docs[p]) for p in dict.fromkeys(e.pmid for e in evidence)
+        }
         dropped: set[str] = set()
         for pmid in [p for p in terms if p != lead]:
             if lacking := off_topic(topics, keys, terms[lead], terms[pmid]):

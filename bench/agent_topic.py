@@ -5,12 +5,13 @@ condition ("breast lesions", "palliative lung cancer patients") is often too com
 so a held-out answer on breast-lesion biopsy quoted prostate-biopsy abstracts. The topic check
 (agent/graph.py `_on_the_lead_topic`, agent/coverage.py `off_topic`) drops an evidence abstract other than the
 lead one (that of the first evidence sentence) when it lacks a concept of the question at the looser bar
-`agent.max_topic_df` (every role) that the lead abstract names, unless it covers a key concept the lead lacks.
+`agent.max_topic_df` (every role) that the lead abstract names, unless it covers a key or topic concept the
+lead lacks.
 
 Labels: bench/agent_topic_labels.json, the other abstracts of 300 TRAIN extractive answers (45) and of the
-200 held-out generate answers of bench/agent_answers_generate_run_1_200.json (36), each read by hand as on or
-off the question (split by question: the PubMedQA seed-13 split). For each bar of the grid, the share of
-off-topic abstracts dropped and of on-topic ones dropped; the bar is the grid value with the most off-topic
+200 held-out generate answers of bench/agent_answers_generate_run_1_200.json before the check (commit 9374706;
+36), each read by hand as on or off the question (split by question: the PubMedQA seed-13 split). For each bar
+of the grid, the share of off-topic abstracts dropped and of on-topic ones dropped; the bar is the grid value with the most off-topic
 minus twice the on-topic dropped on TRAIN (ties: the stricter, smaller bar), then read on the held-out labels.
 0 is the check off.
 
