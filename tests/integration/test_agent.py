@@ -193,6 +193,25 @@ def test_cli_reads_a_run_together_word_as_the_evidence_writes_it(setup) -> None:
     assert quotes and not any(q.startswith("Medical Subject Headings") for q in quotes), quotes
 
 
+def test_cli_drops_another_abstract_off_the_leads_topic(setup) -> None:
+    """The installed `biocite ask`: the lead abstract is on morphine analgesia and noradrenergic drugs; an abstract
+    on morphine and locomotor activity (no analgesia) is dropped and the trace says why; with the topic check off
+    (`agent.max_topic_df=0`) it is quoted."""
+    settings, _ = setup
+    question = "Does morphine analgesia depend on noradrenergic mechanisms?"
+
+    def cited(*extra: str) -> set[str]:
+        done = run_cli(settings, "ask", question, "--json", "--mode", "extractive", *extra)
+        assert done.returncode == 0, done.stderr
+        return {c.pmid for s in Answer.model_validate_json(done.stdout).sentences for c in s.citations}
+
+    assert cited() == {"35781"}
+    assert "137340" in cited("--set", "agent.max_topic_df=0")
+    traced = run_cli(settings, "ask", question, "--mode", "extractive", "--trace")
+    assert traced.returncode == 0, traced.stderr
+    assert "PMID 137340 does not mention morphine analgesia" in traced.stdout, traced.stdout
+
+
 # (question, the concept it must call not covered, what the trace must show). The leukocyte and CRP abstract is on
 # appendicitis in the elderly. Rats (in 5 of the 40 indexed abstracts, none on appendicitis) were far too common
 # for a key concept, went unchecked before the setting was a concept, and the elderly patients' study answered
