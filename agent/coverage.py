@@ -809,11 +809,16 @@ def _concept_of(
                 respelled[stem] = near
             if not df.counts.get(stem, 0):
                 unseen.append(word.casefold())
-    # rarest first: a compound phrase, then the stem in the fewest documents
-    terms.sort(key=lambda t: -1.0 if " " in t else df.share(t))
+    terms.sort(key=lambda t: term_share(t, df))  # rarest first
     if not terms:
         return None
     return Concept(text=" ".join(chunk), terms=terms, words=words, respelled=respelled, unseen=unseen)
+
+
+def term_share(term: str, df: DocumentFrequencies) -> float:
+    """A concept term's share of the documents; a compound phrase (checked as such) counts as rarer than any
+    stem."""
+    return -1.0 if " " in term else df.share(term)
 
 
 class DocumentTerms:
@@ -1136,18 +1141,32 @@ def outcome_parts(
 
 
 def off_topic(
-    topics: list[Concept], keys: list[Concept], lead: DocumentTerms, other: DocumentTerms
+    topics: list[Concept],
+    keys: list[Concept],
+    lead: DocumentTerms,
+    other: DocumentTerms,
+    df: DocumentFrequencies,
 ) -> list[Concept]:
     """The topic concepts (`key_concepts` at the looser `agent.max_topic_df` bar) that the lead evidence
     abstract covers and another evidence abstract does not; none when the other covers a key or topic concept
-    the lead does not ("why statin taken at bedtime?": a bedtime-lovastatin trial stays beside a fluvastatin
-    lead that never says "bedtime").
+    the lead does not that is at least as specific (`specificity`) as the rarest it lacks ("why statin taken
+    at bedtime?": a bedtime-lovastatin trial stays beside a fluvastatin lead that never says "bedtime", rarer
+    than the "statin" it lacks; a prostate-radiotherapy abstract does not stay beside a lead on palliative
+    lung cancer that writes "radiation": "radiotherapy" is commoner than "palliative").
     Every abstract kept by the coverage check may still be on another question: an answer on breast-lesion
     biopsy quoted prostate-biopsy abstracts, one on stroke patients' home blood-pressure readings a
     central-venous-pressure one ("breast" is too common to be a key concept; the lead names it)."""
-    if any(covers(c, other) and not covers(c, lead) for c in [*keys, *topics]):
+    lacking = [c for c in topics if covers(c, lead) and not covers(c, other)]
+    if not lacking:
         return []
-    return [c for c in topics if covers(c, lead) and not covers(c, other)]
+    rarest = min(specificity(c, df) for c in lacking)
+    adds = [c for c in [*keys, *topics] if covers(c, other) and not covers(c, lead)]
+    return [] if any(specificity(c, df) <= rarest for c in adds) else lacking
+
+
+def specificity(concept: Concept, df: DocumentFrequencies) -> float:
+    """How common the concept's rarest term is (`term_share`): lower is more specific."""
+    return term_share(concept.terms[0], df)
 
 
 def asked_outcome(question: str) -> str | None:

@@ -892,7 +892,7 @@ class Agent:
         }
         dropped: set[str] = set()
         for pmid in [p for p in terms if p != lead]:
-            if lacking := off_topic(topics, keys, terms[lead], terms[pmid]):
+            if lacking := off_topic(topics, keys, terms[lead], terms[pmid], df):
                 dropped.add(pmid)
                 named = ", ".join(c.label for c in lacking)
                 notes.append(

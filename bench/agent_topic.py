@@ -6,7 +6,7 @@ so a held-out answer on breast-lesion biopsy quoted prostate-biopsy abstracts. T
 (agent/graph.py `_on_the_lead_topic`, agent/coverage.py `off_topic`) drops an evidence abstract other than the
 lead one (that of the first evidence sentence) when it lacks a concept of the question at the looser bar
 `agent.max_topic_df` (every role) that the lead abstract names, unless it covers a key or topic concept the
-lead lacks.
+lead lacks that is as rare in the index as the rarest it lacks (`coverage.specificity`).
 
 Labels: bench/agent_topic_labels.json, the other abstracts of 300 TRAIN extractive answers (45) and of the
 200 held-out generate answers of bench/agent_answers_generate_run_1_200.json before the check (commit 9374706;
@@ -53,7 +53,7 @@ def dropped(agent: Agent, rows: list[dict], terms: dict[str, DocumentTerms], bar
     for row in rows:
         topics = key_concepts(row["question"], agent.doc_freqs, bar, bar, bar, bar) if bar > 0 else []
         keys = agent.question_concepts(row["question"])
-        out.append(bool(off_topic(topics, keys, terms[row["lead"]], terms[row["pmid"]])))
+        out.append(bool(off_topic(topics, keys, terms[row["lead"]], terms[row["pmid"]], agent.doc_freqs)))
     return out
 
 

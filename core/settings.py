@@ -152,9 +152,10 @@ class AgentSettings(BaseModel):
     max_setting_df: float = Field(default=0.2, ge=0.0, le=1.0)
     max_subject_df: float = Field(default=0.02, ge=0.0, le=1.0)
     # an evidence abstract other than the lead's is dropped when it lacks a concept of the question (at this
-    # looser bar, every role) that the lead abstract names and adds no key or topic concept the lead lacks: the
-    # grid value with the most off-topic abstracts dropped minus twice the on-topic ones, on the hand-read other
-    # abstracts of 300 TRAIN answers (bench/agent_topic.py); 0 turns the check off
+    # looser bar, every role) that the lead abstract names and adds no key or topic concept the lead lacks as
+    # rare in the index as the rarest it lacks (coverage.off_topic): the grid value with the most off-topic
+    # abstracts dropped minus twice the on-topic ones, on the hand-read other abstracts of 300 TRAIN answers
+    # (bench/agent_topic.py); 0 turns the check off
     max_topic_df: float = Field(default=0.05, ge=0.0, le=1.0)
     models_dir: Path | None = None  # default: <home>/models/agent/
     # who reads a yes/no question's bottom line: in generate mode the LLM (its answer-word mass, under the head

@@ -24,6 +24,7 @@ from biocite.agent.coverage import (
     prefix_base,
     read_as,
     respelling_notes,
+    specificity,
     uncited_concepts,
 )
 from biocite.agent.evidence import ScoredSentence, content_terms, covering_picks, lexical_overlap
@@ -1797,5 +1798,28 @@ def test_another_abstract_adding_a_topic_the_lead_lacks_stays() -> None:
     lead = _doc("Fluvastatin liver injury", "Statins caused liver injury in one patient.")
     bedtime = _doc("Bedtime lovastatin", "Bedtime lovastatin dosing was safe in 4,499 patients.")
     other = _doc("Lovastatin and cholesterol", "Lovastatin lowered cholesterol in 40 patients.")
-    assert off_topic(topics, [], lead, bedtime) == []
-    assert [c.text for c in off_topic(topics, [], lead, other)] == ["statin taken"]
+    assert off_topic(topics, [], lead, bedtime, df) == []
+    assert [c.text for c in off_topic(topics, [], lead, other, df)] == ["statin taken"]
+
+
+def test_another_abstract_adding_a_commoner_topic_than_it_lacks_is_dropped() -> None:
+    """Held-out, "Does high-dose radiotherapy benefit palliative lung cancer patients?": the lead writes
+    "radiation", so a prostate-radiotherapy abstract adds "radiotherapy"; it still lacks "palliative", rarer in
+    the index, and is dropped. What an abstract adds keeps it only when as specific as what it lacks."""
+    df = _df(
+        "palliative lung cancer radiation",
+        *(
+            f"high dose radiotherapy benefit of {site} cancer"
+            for site in ("prostate", "rectal", "breast", "cervical")
+        ),
+        n_other=40,
+    )
+    question = "Does high-dose radiotherapy benefit palliative lung cancer patients?"
+    topics = key_concepts(question, df, 0.2, 0.2, 0.2, 0.2)
+    radiotherapy, palliative = (
+        next(c for c in topics if c.text.endswith(w)) for w in ("radiotherapy", "cancer")
+    )
+    assert specificity(palliative, df) < specificity(radiotherapy, df)
+    lead = _doc("Palliative lung cancer", "A 25 Gy radiation course sufficed in palliative lung cancer.")
+    prostate = _doc("Prostate cancer", "Patients preferred the lower radiotherapy dose in prostate cancer.")
+    assert [c.text for c in off_topic(topics, [], lead, prostate, df)] == ["palliative lung cancer"]
