@@ -402,6 +402,8 @@ class Agent:
             answer_weight=self.config.answer_weight,
             retrieval_scores=retrieval_scores,
             retrieval_weight=self.config.retrieval_weight if retrieval_weight is None else retrieval_weight,
+            strong_abstract=self.config.min_top_relevance if self.config.lend_relevance else None,
+            lent_margin=self.config.relevance_margin,
         )
 
     def attribute(self, state: AgentState) -> AgentState:

@@ -132,7 +132,10 @@ class Evidence(BaseModel):
     sentence_index: int
     span: Span
     phrases: list[Span] = Field(default_factory=list)
-    relevance: float  # 0..1, how well the sentence matches the question (embedding cosine + term overlap)
+    # 0..1, how well the sentence matches the question (embedding cosine + term overlap); a finding of a
+    # query's strong best hit: at least its abstract's best sentence's less the relevance margin
+    # (agent/evidence.py `lend_relevance`)
+    relevance: float
     answer: float | None = (
         None  # P(the sentence reports a finding that answers the question); agent/findings.py
     )

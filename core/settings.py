@@ -113,6 +113,10 @@ class AgentSettings(BaseModel):
     max_question_chars: int = 1000
     # Added by the agent (issue 3); read by agent/graph.py.
     min_top_relevance: float = 0.55  # the best evidence sentence must reach this (bench/agent_calibrate.py)
+    # the best hit of a query, when its best sentence reaches min_top_relevance, lends that relevance less
+    # relevance_margin to its answer-bearing sentences before the relevance bars (agent/evidence.py
+    # `lend_relevance`): its conclusion, worded otherwise than the question, is quoted rather than its aim
+    lend_relevance: bool = True
     max_evidence: int = 8  # evidence sentences shown to the generator
     cosine_weight: float = Field(
         default=0.6, ge=0.0, le=1.0

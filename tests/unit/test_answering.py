@@ -1823,3 +1823,39 @@ def test_another_abstract_adding_a_commoner_topic_than_it_lacks_is_dropped() -> 
     lead = _doc("Palliative lung cancer", "A 25 Gy radiation course sufficed in palliative lung cancer.")
     prostate = _doc("Prostate cancer", "Patients preferred the lower radiotherapy dose in prostate cancer.")
     assert [c.text for c in off_topic(topics, [], lead, prostate, df)] == ["palliative lung cancer"]
+
+
+class _FindingReads:
+    """A findings stub: the sentence that says "not modified" is the one answer-bearing sentence."""
+
+    def score(self, question, sentences, counts, encode):  # type: ignore[no-untyped-def]
+        return np.array([0.9 if "not modified" in s.text else 0.05 for s in sentences], dtype=np.float32)
+
+
+@pytest.mark.parametrize("lend", [True, False])
+def test_a_strong_abstract_lends_its_relevance_to_its_finding(
+    monkeypatch: pytest.MonkeyPatch, lend: bool
+) -> None:
+    """Held-out, "Could the extent of lymphadenectomy be modified by neoadjuvant chemotherapy in cervical
+    cancer?": the abstract's answer, "... LNM are not modified by NACT", shares too few words with the question
+    to reach the relevance bar, and the answer quoted the abstract's aim. A finding of an abstract whose best
+    sentence clears `agent.min_top_relevance` counts as relevant as that sentence less the relevance margin, so
+    it is quoted, first."""
+    abstracts = {
+        "901": ("Lymphadenectomy after neoadjuvant chemotherapy in cervical cancer", (
+            "We asked whether the extent of lymphadenectomy could be modified by neoadjuvant chemotherapy in "
+            "cervical cancer. Two hundred women were enrolled. The frequency and topographic distribution of "
+            "LNM are not modified by NACT.")),
+        **{str(950 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.") for i in range(8)},
+    }  # fmt: skip
+    monkeypatch.setattr(Agent, "findings", property(lambda self: _FindingReads()))
+    monkeypatch.setattr(Agent, "verdict_model", property(lambda self: _Reader("no")))
+    lending = (f"agent.lend_relevance={str(lend).lower()}", "agent.relevance_margin=0.2")
+    settings = agent_settings("agent.min_evidence=1", *lending)
+    answer = Agent(settings, retriever=TokenDocsRetriever(abstracts)).ask(
+        "Could the extent of lymphadenectomy be modified by neoadjuvant chemotherapy in cervical cancer?",
+        mode="extractive",
+    )
+    quotes = [s.text for s in answer.sentences if s.kind != "bottom_line"]
+    finding = "The frequency and topographic distribution of LNM are not modified by NACT."
+    assert quotes and (quotes[0] == finding) == lend and (finding in quotes) == lend
