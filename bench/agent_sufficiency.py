@@ -97,8 +97,8 @@ def profile(agent: Agent, question: str, withheld: str | None) -> dict[str, list
 def covered_inputs(agent: Agent, question: str, ranked: list[Evidence], hits: list) -> list[float]:
     """[1 if the evidence kept by coverage covers every concept, there are >= 2 and one is a key concept or
     the subject; its best relevance; its sentences at `min_relevance` or above]."""
-    docs, _ = agent._documents(hits)
-    kept, cov, unknown, _ = agent._cover(question, ranked, docs, [])
+    docs, sentences = agent._documents(hits)
+    kept, cov, unknown, _ = agent._cover(question, ranked, docs, sentences, [])
     full = (
         cov is not None
         and len(cov.concepts) >= 2
