@@ -882,7 +882,8 @@ class Agent:
         notes: list[str],
     ) -> list[Evidence]:
         """The evidence without the abstracts that lack a topic concept the lead abstract (the first evidence
-        sentence's) names, unless they cover a key or topic concept the lead does not (`off_topic`; noted)."""
+        sentence's) names, unless they cover a key or topic concept the lead does not that is as rare in the index
+        as the rarest they lack (`off_topic`; noted)."""
         bar, df = self.config.max_topic_df, self.doc_freqs
         if not evidence or bar <= 0 or df is None:
             return evidence
