@@ -234,8 +234,9 @@ def select_evidence(
 
     Nothing below the relevance bar is kept, so the sufficiency check sees thin evidence as thin, and no
     metadata sentence (trial registration, funding, keyword lists: `biocite.sentences.is_metadata`). With
-    `strong_abstract`, the best hit of a query, when its best sentence reaches it, lends that relevance less
-    `lent_margin` to its answer-bearing sentences (`lend_relevance`).
+    `strong_abstract`, the best hit of a query, when its best sentence (metadata aside: a keyword list is no
+    evidence) reaches it, lends that relevance less `lent_margin` to its answer-bearing sentences
+    (`lend_relevance`).
     """
     terms = content_terms(question)
     chosen: list[tuple[ScoredSentence, Document]] = []
@@ -252,7 +253,11 @@ def select_evidence(
             item.retrieval = retrieval
     if strong_abstract is not None:
         for pmid in top_hits(retrieval_scores or {}):
-            lend_relevance(by_doc.get(pmid, []), strong_abstract, lent_margin)
+            if pmid in docs:
+                content = [
+                    item for item in by_doc[pmid] if not is_metadata_sentence(docs[pmid], item.sentence)
+                ]
+                lend_relevance(content, strong_abstract, lent_margin)
     for pmid, doc in docs.items():
         scored = by_doc[pmid]
         scored.sort(key=lambda s: s.rank(answer_weight), reverse=True)

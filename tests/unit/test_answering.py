@@ -1859,3 +1859,25 @@ def test_a_strong_abstract_lends_its_relevance_to_its_finding(
     quotes = [s.text for s in answer.sentences if s.kind != "bottom_line"]
     finding = "The frequency and topographic distribution of LNM are not modified by NACT."
     assert quotes and (quotes[0] == finding) == lend and (finding in quotes) == lend
+
+
+def test_a_keyword_line_lends_no_relevance(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An abstract whose only sentence near the question is its keyword list is not a strong abstract: metadata
+    is never evidence, so it lends nothing, and the finding worded otherwise stays below the bar."""
+    abstracts = {
+        "902": ("Nodal spread in cervical cancer", (
+            "Two hundred women were enrolled. The frequency and topographic distribution of LNM are not "
+            "modified by NACT. Keywords: extent of lymphadenectomy; neoadjuvant chemotherapy; cervical cancer.")),
+        **{str(960 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.") for i in range(8)},
+    }  # fmt: skip
+    monkeypatch.setattr(Agent, "findings", property(lambda self: _FindingReads()))
+    monkeypatch.setattr(Agent, "verdict_model", property(lambda self: _Reader("no")))
+    settings = agent_settings(
+        "agent.min_evidence=1", "agent.lend_relevance=true", "agent.relevance_margin=0.2"
+    )
+    answer = Agent(settings, retriever=TokenDocsRetriever(abstracts)).ask(
+        "Could the extent of lymphadenectomy be modified by neoadjuvant chemotherapy in cervical cancer?",
+        mode="extractive",
+    )
+    quotes = [s.text for s in answer.sentences if s.kind != "bottom_line"]
+    assert not any("not modified by NACT" in q for q in quotes)
