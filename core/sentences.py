@@ -333,6 +333,26 @@ def glued_label_starts(abstract: str) -> list[int]:
     return [m.start() for m in _GLUED_LABEL.finditer(abstract) if _is_label(m)]
 
 
+# A label whose colon a source lost, two spaces left in its place ("RESULTS  The mother presented ..."): 16
+# abstracts of the embedded corpus. Collapsing the spaces would leave "RESULTS The mother", no label any more, so
+# the readers give it its colon back first (`with_label_colons`); as with `inline_sections`, only where the
+# abstract opens with such a label and has two or more ("(PWCR  15q11. 2-q12)" is no label).
+_SPACED_LABEL = re.compile(
+    rf"(?:^|(?<=[.?!] )|(?<=[.?!]  ))(?:{_LABEL_WORD}{_LABEL_JOIN}){{0,5}}{_LABEL_WORD}(?=  +\S)"
+)
+
+
+def with_label_colons(abstract: str) -> str:
+    """`abstract` with a colon after each label that a source wrote with two spaces instead ("RESULTS  X" ->
+    "RESULTS:  X"), when it opens with one and has two or more; else unchanged."""
+    found = [m for m in _SPACED_LABEL.finditer(abstract) if _is_label(m)]
+    if len(found) < 2 or found[0].start() != 0:
+        return abstract
+    for match in reversed(found):
+        abstract = f"{abstract[: match.end()]}:{abstract[match.end() :]}"
+    return abstract
+
+
 def inline_sections(abstract: str) -> list[Section]:
     """The sections of a plain-text abstract that writes its labels inline ("BACKGROUND: ... METHODS: ..."),
     each from its label to the next; none unless the abstract opens with a label and has two or more."""

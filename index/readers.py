@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from biocite.errors import InputError
 from biocite.records import Document, Section, pmid_problem
-from biocite.sentences import inline_sections
+from biocite.sentences import inline_sections, with_label_colons
 
 log = logging.getLogger(__name__)
 
@@ -216,7 +216,7 @@ def _jsonl_record(raw: bytes, where: str, stats: ReadStats) -> Document | None:
         who = f" (PMID {pmid})" if isinstance(pmid, str | int) and field != "pmid" else ""
         _malformed(stats, f"{where}{who}: field '{field}': {err['msg']}")
         return None
-    abstract = norm_space(rec.abstract)
+    abstract = norm_space(with_label_colons(rec.abstract.strip()))  # "RESULTS  X": a lost colon
     if not abstract:
         stats.empty_abstracts += 1
         stats.warn(f"{where} (PMID {rec.pmid}): empty abstract, skipped")
@@ -252,7 +252,7 @@ def _abstract(citation: etree._Element) -> tuple[str, list[Section]]:
     one plain text with its labels written inline."""
     parts = []
     for node in citation.iterfind("Article/Abstract/AbstractText"):
-        text = _text(node)
+        text = norm_space(with_label_colons("".join(node.itertext()).strip()))
         if text:
             parts.append((node.get("Label") or None, text))
     sections: list[Section] = []

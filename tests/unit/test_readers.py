@@ -153,6 +153,35 @@ def test_jsonl_inline_labels_become_sections(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
+def test_a_label_whose_colon_was_lost_still_makes_a_section(tmp_path: Path) -> None:
+    """16 corpus abstracts write their labels with two spaces instead of a colon ("RESULTS  The mother ...");
+    collapsed to one space they were no labels, so the abstract had no sections and a quote opened on
+    "RESULTS". An acronym with two spaces inside a sentence is left alone."""
+    path = tmp_path / "a.jsonl"
+    path.write_text(
+        '{"pmid": "1", "abstract": "BACKGROUND & AIMS  X is lost. RESULTS  It fell (PWCR  15q11). '
+        'CONCLUSIONS  Works."}\n'
+        '{"pmid": "2", "abstract": "A region (PWCR  15q11) was lost. RESULTS  none."}\n'
+    )
+    docs = read_documents([path])
+    assert [(s.label, docs["1"].abstract[s.start : s.end]) for s in docs["1"].sections] == [
+        ("BACKGROUND & AIMS", "BACKGROUND & AIMS: X is lost."),
+        ("RESULTS", "RESULTS: It fell (PWCR 15q11)."),
+        ("CONCLUSIONS", "CONCLUSIONS: Works."),
+    ]
+    assert docs["2"].abstract == "A region (PWCR 15q11) was lost. RESULTS none." and docs["2"].sections == []
+    xml = tmp_path / "pubmed26n0001.xml"
+    xml.write_text(
+        "<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>3</PMID><Article><ArticleTitle>T.</ArticleTitle>"
+        "<Abstract><AbstractText>OBJECTIVE  To test.  RESULTS  It fell.</AbstractText></Abstract>"
+        "</Article></MedlineCitation></PubmedArticle></PubmedArticleSet>"
+    )
+    doc = read_documents([xml])["3"]
+    assert [s.label for s in doc.sections] == ["OBJECTIVE", "RESULTS"] and doc.abstract.startswith(
+        "OBJECTIVE: To"
+    )
+
+
 def test_jsonl_gz(tmp_path: Path) -> None:
     target = tmp_path / "a.jsonl.gz"
     target.write_bytes(gzip.compress((FIXTURES / "abstracts_mixed.jsonl").read_bytes()))
