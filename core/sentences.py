@@ -334,20 +334,24 @@ def glued_label_starts(abstract: str) -> list[int]:
 
 
 # A label whose colon a source lost, two spaces left in its place ("RESULTS  The mother presented ..."): 16
-# abstracts of the embedded corpus. Collapsing the spaces would leave "RESULTS The mother", no label any more, so
-# the readers give it its colon back first (`with_label_colons`); as with `inline_sections`, only where the
-# abstract opens with such a label and has two or more ("(PWCR  15q11. 2-q12)" is no label).
+# abstracts of the embedded corpus, and 2 more with a lone "CONCLUSIONS  " near their end. Collapsing the spaces
+# would leave "RESULTS The mother", no label any more, so the readers give it its colon back first
+# (`with_label_colons`): every such label where the abstract opens with one and has two or more, as with
+# `inline_sections`; elsewhere only a common heading (". AIDS  patients ..." is no label, nor "(PWCR  15q11)").
 _SPACED_LABEL = re.compile(
     rf"(?:^|(?<=[.?!] )|(?<=[.?!]  ))(?:{_LABEL_WORD}{_LABEL_JOIN}){{0,5}}{_LABEL_WORD}(?=  +\S)"
+)
+_COMMON_HEADING = re.compile(
+    r"BACKGROUND|INTRODUCTION|OBJECTIVES?|AIMS?|PURPOSES?|METHODS?|RESULTS?|FINDINGS|CONCLUSIONS?|INTERPRETATION"
 )
 
 
 def with_label_colons(abstract: str) -> str:
     """`abstract` with a colon after each label that a source wrote with two spaces instead ("RESULTS  X" ->
-    "RESULTS:  X"), when it opens with one and has two or more; else unchanged."""
+    "RESULTS:  X"): all of them when it opens with one and has two or more, else the common headings only."""
     found = [m for m in _SPACED_LABEL.finditer(abstract) if _is_label(m)]
     if len(found) < 2 or found[0].start() != 0:
-        return abstract
+        found = [m for m in found if _COMMON_HEADING.fullmatch(m.group())]
     for match in reversed(found):
         abstract = f"{abstract[: match.end()]}:{abstract[match.end() :]}"
     return abstract

@@ -156,12 +156,14 @@ def test_jsonl_inline_labels_become_sections(tmp_path: Path) -> None:
 def test_a_label_whose_colon_was_lost_still_makes_a_section(tmp_path: Path) -> None:
     """16 corpus abstracts write their labels with two spaces instead of a colon ("RESULTS  The mother ...");
     collapsed to one space they were no labels, so the abstract had no sections and a quote opened on
-    "RESULTS". An acronym with two spaces inside a sentence is left alone."""
+    "RESULTS". A lone label gets its colon when it is a common heading, and no sections; an acronym with two
+    spaces is left alone."""
     path = tmp_path / "a.jsonl"
     path.write_text(
         '{"pmid": "1", "abstract": "BACKGROUND & AIMS  X is lost. RESULTS  It fell (PWCR  15q11). '
         'CONCLUSIONS  Works."}\n'
-        '{"pmid": "2", "abstract": "A region (PWCR  15q11) was lost. RESULTS  none."}\n'
+        '{"pmid": "2", "abstract": "A region (PWCR  15q11) was lost. CONCLUSIONS  None."}\n'
+        '{"pmid": "4", "abstract": "We studied it. AIDS  patients were seen."}\n'
     )
     docs = read_documents([path])
     assert [(s.label, docs["1"].abstract[s.start : s.end]) for s in docs["1"].sections] == [
@@ -169,7 +171,11 @@ def test_a_label_whose_colon_was_lost_still_makes_a_section(tmp_path: Path) -> N
         ("RESULTS", "RESULTS: It fell (PWCR 15q11)."),
         ("CONCLUSIONS", "CONCLUSIONS: Works."),
     ]
-    assert docs["2"].abstract == "A region (PWCR 15q11) was lost. RESULTS none." and docs["2"].sections == []
+    assert (
+        docs["2"].abstract == "A region (PWCR 15q11) was lost. CONCLUSIONS: None."
+        and docs["2"].sections == []
+    )
+    assert docs["4"].abstract == "We studied it. AIDS patients were seen."
     xml = tmp_path / "pubmed26n0001.xml"
     xml.write_text(
         "<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>3</PMID><Article><ArticleTitle>T.</ArticleTitle>"
