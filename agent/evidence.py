@@ -241,29 +241,24 @@ def select_evidence(
     terms = content_terms(question)
     chosen: list[tuple[ScoredSentence, Document]] = []
     by_doc: dict[str, list[ScoredSentence]] = {}
-    for pmid in docs:
+    for pmid, doc in docs.items():
         own = sentences.get(pmid, [])
-        scored = by_doc[pmid] = score_sentences(question, own, cache, weights)
-        if answer_scorer is not None and own:
+        scored = score_sentences(question, own, cache, weights)
+        if answer_scorer is not None and own:  # scored on the whole abstract: position is a feature
             probs = answer_scorer(question, own, [len(own)] * len(own))
             for item, p in zip(scored, probs, strict=True):
                 item.answer = float(p)
         retrieval = (retrieval_scores or {}).get(pmid, 0.0)
         for item in scored:
             item.retrieval = retrieval
+        by_doc[pmid] = [item for item in scored if not is_metadata_sentence(doc, item.sentence)]
     if strong_abstract is not None:
         for pmid in top_hits(retrieval_scores or {}):
-            if pmid in docs:
-                content = [
-                    item for item in by_doc[pmid] if not is_metadata_sentence(docs[pmid], item.sentence)
-                ]
-                lend_relevance(content, strong_abstract, lent_margin)
+            lend_relevance(by_doc.get(pmid, []), strong_abstract, lent_margin)
     for pmid, doc in docs.items():
         scored = by_doc[pmid]
         scored.sort(key=lambda s: s.rank(answer_weight), reverse=True)
-        eligible = [
-            s for s in scored if s.standing >= min_relevance and not is_metadata_sentence(doc, s.sentence)
-        ]
+        eligible = [s for s in scored if s.standing >= min_relevance]
         chosen.extend((s, doc) for s in covering_picks(eligible, terms, per_doc))
     chosen.sort(key=lambda item: item[0].rank(answer_weight, retrieval_weight), reverse=True)
     kept: list[Evidence] = []

@@ -129,6 +129,12 @@ def norm_space(text: str) -> str:
     return " ".join(text.split())
 
 
+def _abstract_text(raw: str) -> str:
+    """An abstract's text, spaces collapsed once a label written with two spaces has its colon back
+    ("RESULTS  X": `with_label_colons`)."""
+    return norm_space(with_label_colons(raw.strip()))
+
+
 # --------------------------------------------------------------------------------------------- files
 
 
@@ -216,7 +222,7 @@ def _jsonl_record(raw: bytes, where: str, stats: ReadStats) -> Document | None:
         who = f" (PMID {pmid})" if isinstance(pmid, str | int) and field != "pmid" else ""
         _malformed(stats, f"{where}{who}: field '{field}': {err['msg']}")
         return None
-    abstract = norm_space(with_label_colons(rec.abstract.strip()))  # "RESULTS  X": a lost colon
+    abstract = _abstract_text(rec.abstract)
     if not abstract:
         stats.empty_abstracts += 1
         stats.warn(f"{where} (PMID {rec.pmid}): empty abstract, skipped")
@@ -252,7 +258,7 @@ def _abstract(citation: etree._Element) -> tuple[str, list[Section]]:
     one plain text with its labels written inline."""
     parts = []
     for node in citation.iterfind("Article/Abstract/AbstractText"):
-        text = norm_space(with_label_colons("".join(node.itertext()).strip()))
+        text = _abstract_text("".join(node.itertext()))
         if text:
             parts.append((node.get("Label") or None, text))
     sections: list[Section] = []
