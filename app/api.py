@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from biocite.agent.graph import Agent
-from biocite.app.check import CheckRequest, check_requests, index_fetch
+from biocite.app.check import check_requests, index_fetch, new_request
 from biocite.app.evaluation import evaluate_answers
 from biocite.index.hybrid import open_retriever
 from biocite.records import Answer, SearchHit
@@ -116,5 +116,5 @@ def check(
 
     chosen = settings_for(settings, preset, overrides)
     fetch = index_fetch(chosen) if pmids else None
-    request = CheckRequest(claim=claim, pmids=[str(p) for p in pmids], text=text)
-    return check_requests(_support_model(chosen.model_dump_json()), [request], fetch, ["claim"])[0]
+    request = new_request(claim, pmids, text, {"claim": "claim", "pmids": "pmids", "text": "text"})
+    return check_requests(_support_model(chosen.model_dump_json()), [request], fetch, ["pmids"])[0]

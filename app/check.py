@@ -24,6 +24,8 @@ from biocite.support import EvidenceSentence, Misstatement, SupportModel, Suppor
 
 Fetch = Callable[[Sequence[str]], Mapping[str, Document]]
 MAX_CLAIM_CHARS = 2000
+MAX_PMIDS = 50
+MAX_TEXT_CHARS = 50_000
 BATCH = 32
 
 
@@ -60,8 +62,8 @@ class CheckResult(BaseModel):
 
 class CheckRequest(BaseModel):
     claim: str = Field(max_length=MAX_CLAIM_CHARS)
-    pmids: list[str] = Field(default_factory=list, max_length=50)
-    text: str | None = Field(default=None, max_length=50_000)
+    pmids: list[str] = Field(default_factory=list, max_length=MAX_PMIDS)
+    text: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
 
 
 def validate_claim(claim: Any, where: str = "claim") -> str:
@@ -70,6 +72,29 @@ def validate_claim(claim: Any, where: str = "claim") -> str:
     if len(claim) > MAX_CLAIM_CHARS:
         raise InputError(f"{where}: the claim is {len(claim)} characters; the limit is {MAX_CLAIM_CHARS}")
     return claim.strip()
+
+
+def new_request(
+    claim: Any, pmids: Sequence[str | int], text: str | None, at: Mapping[str, str]
+) -> CheckRequest:
+    """A `CheckRequest` from a user's input, checked field by field so that a bad one is named
+    (`at["claim"]`, `at["pmids"]`, `at["text"]`: "--pmid" on the command line, "FILE:LINE" in a pairs file)
+    instead of failing the model's validation as an internal error."""
+    claim = validate_claim(claim, at["claim"])
+    ids = list(dict.fromkeys(str(p).strip() for p in pmids))
+    if "" in ids:
+        raise InputError(f"{at['pmids']}: a PMID is empty")
+    if len(ids) > MAX_PMIDS:
+        raise InputError(f"{at['pmids']}: {len(ids)} PMIDs; the limit is {MAX_PMIDS}")
+    if text is not None and not text.strip():
+        raise InputError(f"{at['text']}: the evidence text is empty")
+    if text is not None and len(text) > MAX_TEXT_CHARS:
+        raise InputError(
+            f"{at['text']}: the evidence text is {len(text)} characters; the limit is {MAX_TEXT_CHARS}"
+        )
+    if text is None and not ids:
+        raise InputError(f"{at['claim']}: give evidence text or PMIDs")
+    return CheckRequest(claim=claim, pmids=ids, text=text)
 
 
 def _result(claim: str, verdicts: list[SourceVerdict]) -> CheckResult:
@@ -142,17 +167,21 @@ def parse_pairs(path: Path) -> list[tuple[int, CheckRequest]]:
                 raise InputError(f"{path}:{n}: not JSON ({exc.msg})") from None
             if not isinstance(row, dict):
                 raise InputError(f"{path}:{n}: expected an object with 'claim' and 'evidence' or 'pmids'")
-            claim = validate_claim(row.get("claim"), f"{path}:{n}")
             evidence, pmids = row.get("evidence"), row.get("pmids")
             if evidence is None and pmids is None:
                 raise InputError(f"{path}:{n}: field 'evidence' or 'pmids' is missing")
-            if evidence is not None and (not isinstance(evidence, str) or not evidence.strip()):
-                raise InputError(f"{path}:{n}: field 'evidence' must be non-empty text")
+            if evidence is not None and not isinstance(evidence, str):
+                raise InputError(f"{path}:{n}: field 'evidence' must be text")
             if pmids is not None and (
                 not isinstance(pmids, list) or not pmids or not all(isinstance(p, str | int) for p in pmids)
             ):
                 raise InputError(f"{path}:{n}: field 'pmids' must be a non-empty list of PMIDs")
-            out.append((n, CheckRequest(claim=claim, text=evidence, pmids=[str(p) for p in pmids or []])))
+            at = {
+                "claim": f"{path}:{n}",
+                "pmids": f"{path}:{n}: field 'pmids'",
+                "text": f"{path}:{n}: field 'evidence'",
+            }
+            out.append((n, new_request(row.get("claim"), pmids or [], evidence, at)))
     return out
 
 

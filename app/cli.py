@@ -528,12 +528,13 @@ def check_cmd(
     """Does the evidence support the claim? Supports / Contradicts / Neutral / Not relevant, with the
     supporting sentences and phrases (exact offsets)."""
     from biocite.app.check import (
-        CheckRequest,
         audit_html,
         audit_run,
         check_pairs,
         check_requests,
+        fetch_abstracts,
         index_fetch,
+        new_request,
     )
     from biocite.support import SupportModel
 
@@ -569,18 +570,10 @@ def check_cmd(
         for result in check_pairs(model, pairs, fetch):
             print(result.model_dump_json(), flush=True)
         return
-    assert claim is not None
-    request = CheckRequest(claim=claim, pmids=list(pmid or []), text=text) if len(claim) <= 2000 else None
-    if request is None:
-        raise BiociteError(f"claim: the claim is {len(claim)} characters; the limit is 2000")
-    fetch = index_fetch(settings) if pmid else None
+    request = new_request(claim, pmid or [], text, {"claim": "claim", "pmids": "--pmid", "text": "--text"})
+    fetch = index_fetch(settings) if request.pmids else None
     if fetch is not None:
-        from biocite.app.check import fetch_abstracts
-
-        fetch_abstracts(fetch, list(dict.fromkeys(pmid or [])), "--pmid")
-    from biocite.app.check import validate_claim
-
-    validate_claim(claim)
+        fetch_abstracts(fetch, request.pmids, "--pmid")  # an unknown PMID fails before the model loads
     model = SupportModel.load(settings)
     result = check_requests(model, [request], fetch, ["claim"])[0]
     if json_out:

@@ -79,6 +79,11 @@ def test_check_claim_against_pmids_and_text(setup) -> None:
         (["check", "", "--text", "x"], "claim is empty"),
         (["check", CLAIM, "--pmid", "424242"], "unknown PMID 424242"),
         (["check", CLAIM], "give the evidence"),
+        # limits are the user's to fix: exit 2 naming the option, not an internal error
+        (["check", CLAIM, "--text", "a " * 25_001], "--text: the evidence text is 50002 characters"),
+        (["check", CLAIM, *[f"--pmid={n}" for n in range(51)]], "--pmid: 51 PMIDs; the limit is 50"),
+        (["check", CLAIM, "--pmid", " "], "--pmid: a PMID is empty"),
+        (["check", CLAIM, "--text", " "], "--text: the evidence text is empty"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(setup, args, message) -> None:

@@ -137,6 +137,13 @@ def test_pairs_file_errors_name_the_line(tmp_path) -> None:
         "field 'evidence' or 'pmids' is missing": json.dumps({"claim": "x"}),
         "the claim is empty": json.dumps({"claim": " ", "evidence": "y"}),
         "field 'pmids' must be": json.dumps({"claim": "x", "pmids": []}),
+        "field 'pmids': a PMID is empty": json.dumps({"claim": "x", "pmids": [" "]}),
+        "field 'pmids': 51 PMIDs; the limit is 50": json.dumps({"claim": "x", "pmids": list(range(51))}),
+        "field 'evidence': the evidence text is empty": json.dumps({"claim": "x", "evidence": " "}),
+        "field 'evidence': the evidence text is 50001 characters": json.dumps(
+            {"claim": "x", "evidence": "a" * 50_001}
+        ),
+        "the claim is 2001 characters": json.dumps({"claim": "c" * 2001, "evidence": "y"}),
     }
     for message, bad in cases.items():
         path = tmp_path / "pairs.jsonl"
