@@ -47,14 +47,15 @@ class IndexSettings(BaseModel):
     ray_workers: int = Field(default=2, ge=1)  # `index build --ray auto` without a cluster: local Ray CPUs
     # tantivy: on-disk BM25 for large corpora (index/lexical.py); its scores are Lucene's, not rank-bm25's
     bm25_backend: Literal["bm25s", "rank_bm25", "tantivy"] = "bm25s"
-    k1: float = 1.5
-    b: float = 0.75
-    epsilon: float = 0.25  # rank-bm25's floor for negative IDF, as a share of the mean IDF
+    k1: float = Field(default=1.5, ge=0)
+    b: float = Field(default=0.75, ge=0, le=1)
+    # rank-bm25's floor for negative IDF, as a share of the mean IDF
+    epsilon: float = Field(default=0.25, ge=0)
     stem: bool = True
     dense_model: str = "minilm"  # "minilm", "mpnet", or a sentence-transformers folder
     # ivfpq: IVF-PQ candidates re-scored exactly from float16 vectors on disk (index/ivfpq.py), for large corpora
     faiss_kind: Literal["auto", "flat", "hnsw", "ivfpq"] = "auto"
-    hnsw_above: int = 100_000  # auto: flat up to this many vectors, HNSW above
+    hnsw_above: int = Field(default=100_000, ge=0)  # auto: flat up to this many vectors, HNSW above
     ivf_nlist: int = Field(default=0, ge=0)  # ivfpq: inverted lists; 0 = about 4 sqrt(N)
     pq_m: int = Field(default=48, ge=1)  # ivfpq: PQ sub-quantizers (48 x 4 bits = 24 B a vector at 384-d)
     pq_bits: Literal[4, 8] = 4  # ivfpq: 4 = fast-scan codes
@@ -63,7 +64,7 @@ class IndexSettings(BaseModel):
     # 64/200, 0.91 at 1024/2000, 5 ms a query)
     ivf_nprobe: int = Field(default=1024, ge=1)
     rescore_k: int = Field(default=2000, ge=1)
-    embed_batch_size: int = 64
+    embed_batch_size: int = Field(default=64, ge=1)
     # bf16 autocast: 2.5x faster embedding on CPUs with native bf16 (avx512_bf16 / AMX), cosine to fp32
     # 0.99998 on the default corpus; "auto" uses it only where the CPU has it.
     embed_precision: Literal["auto", "fp32", "bf16"] = "auto"
@@ -71,14 +72,14 @@ class IndexSettings(BaseModel):
     # "auto" (the first GPU when torch sees one). On a GPU, "auto" precision is float16: 3,070 abstracts/s
     # on one H200 vs ~100/s on 2 CPU cores, cosine to fp32 >= 0.9995 (docs/SCALING.md).
     embed_device: str = Field(default="cpu", pattern=r"^(cpu|auto|cuda(:\d+)?)$")
-    bm25_k: int = 50  # candidates from BM25
-    dense_k: int = 50  # candidates from FAISS
+    bm25_k: int = Field(default=50, ge=1)  # candidates from BM25
+    dense_k: int = Field(default=50, ge=1)  # candidates from FAISS
     fusion: Literal["rrf", "weighted"] = "weighted"  # measured best on PubMedQA validation
-    rrf_k: int = 60
-    dense_weight: float = 0.6  # weighted fusion; tuned on the PubMedQA train split
+    rrf_k: int = Field(default=60, ge=0)
+    dense_weight: float = Field(default=0.6, ge=0, le=1)  # weighted fusion; tuned on the PubMedQA train split
     # neither reranker helped (bench/retrieval_pubmedqa.py)
     reranker: Literal["none", "dense", "cross"] = "none"
-    rerank_k: int = 20  # how many fused candidates the reranker sees
+    rerank_k: int = Field(default=20, ge=1)  # how many fused candidates the reranker sees
     dense_rerank_model: str = "minilm"  # reranker=dense: "minilm", "mpnet" or a sentence-transformers folder
     reranker_path: Path | None = None  # default: <home>/models/reranker/
 
@@ -89,45 +90,50 @@ class LLMSettings(BaseModel):
     model: str = "qwen1.5b"
     base_url: str | None = None  # OpenAI-compatible endpoint, e.g. http://localhost:8000/v1
     api_key_env: str = "OPENAI_API_KEY"  # name of the environment variable holding the key
-    temperature: float = 0.0
-    max_tokens: int = 400
-    n_ctx: int = 4096
-    threads: int = 2
-    timeout_s: float = 120.0
+    temperature: float = Field(default=0.0, ge=0)
+    max_tokens: int = Field(default=400, ge=1)
+    n_ctx: int = Field(default=4096, ge=512)
+    threads: int = Field(default=2, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0)
 
 
 class AgentSettings(BaseModel):
     mode: Literal["generate", "extractive"] = "generate"
-    max_rounds: int = 2  # retrieval rounds before abstaining
-    docs_per_round: int = 10
-    evidence_per_doc: int = 2
-    min_evidence: int = 2  # evidence sentences needed to answer
-    min_relevance: float = 0.35
-    max_sentences: int = 10
-    max_words: int = 150
-    max_citations_per_sentence: int = 3
-    min_support: float = 0.5  # verified support probability needed to keep a sentence
+    max_rounds: int = Field(default=2, ge=1)  # retrieval rounds before abstaining
+    docs_per_round: int = Field(default=10, ge=1)
+    evidence_per_doc: int = Field(default=2, ge=1)
+    min_evidence: int = Field(default=2, ge=1)  # evidence sentences needed to answer
+    min_relevance: float = Field(default=0.35, ge=0, le=1)
+    max_sentences: int = Field(default=10, ge=1)
+    max_words: int = Field(default=150, ge=1)
+    max_citations_per_sentence: int = Field(default=3, ge=1)
+    # verified support probability needed to keep a sentence
+    min_support: float = Field(default=0.5, ge=0, le=1)
     # who verifies a generated sentence against its cited evidence: the support model (core/support.py,
     # calibrated P(supports)) or the generating LLM's P(yes); an injected `judge` always wins (tests)
     verifier: Literal["support", "llm"] = "support"
-    max_question_chars: int = 1000
+    max_question_chars: int = Field(default=1000, ge=1)
     # Added by the agent (issue 3); read by agent/graph.py.
-    min_top_relevance: float = 0.55  # the best evidence sentence must reach this (bench/agent_calibrate.py)
+    # the best evidence sentence must reach this (bench/agent_calibrate.py)
+    min_top_relevance: float = Field(default=0.55, ge=0, le=1)
     # the best hit of a query, when its best sentence reaches min_top_relevance, lends that relevance less
     # relevance_margin to its answer-bearing sentences before the relevance bars (agent/evidence.py
     # `lend_relevance`): its conclusion, worded otherwise than the question, is quoted rather than its aim
     lend_relevance: bool = True
-    max_evidence: int = 8  # evidence sentences shown to the generator
-    cosine_weight: float = Field(
-        default=0.6, ge=0.0, le=1.0
-    )  # relevance = w * cosine + (1 - w) * lexical overlap with the question
+    max_evidence: int = Field(default=8, ge=1)  # evidence sentences shown to the generator
+    # relevance = w * cosine + (1 - w) * lexical overlap with the question
+    cosine_weight: float = Field(default=0.6, ge=0.0, le=1.0)
     # generate mode: top evidence sentences also judged relevant by the LLM (0 = off). Off: on 30 TRAIN
     # questions it changed no abstention and cost one verdict (bench/agent_answers_results.txt, 2026-12-05)
-    judge_top: int = 0
-    judge_veto: float = 0.2  # ... and dropped when the LLM's P(relevant) is below this
-    recite_candidates: int = 2  # other abstracts tried when a sentence's own citations do not support it
-    relevance_margin: float = 0.2  # evidence beyond the top min_evidence must score >= best - margin
-    answer_sentences: int = 4  # sentences the generator is asked for (max_sentences is the hard cap)
+    judge_top: int = Field(default=0, ge=0)
+    # ... and dropped when the LLM's P(relevant) is below this
+    judge_veto: float = Field(default=0.2, ge=0, le=1)
+    # other abstracts tried when a sentence's own citations do not support it
+    recite_candidates: int = Field(default=2, ge=0)
+    # evidence beyond the top min_evidence must score >= best - margin
+    relevance_margin: float = Field(default=0.2, ge=0, le=1)
+    # sentences the generator is asked for (max_sentences is the hard cap)
+    answer_sentences: int = Field(default=4, ge=1)
     # Issue 12: answer-bearing evidence, entity coverage and the bottom line (agent/findings.py, ...).
     answer_model: bool = True  # score sentences for answering the question (trained on first use)
     # evidence order = (1 - w) * relevance + w * P(answer-bearing); hand-set (not fitted), see README Figures
@@ -173,7 +179,7 @@ class EvaluatorSettings(BaseModel):
     # "support": citation support/correctness by the support model (core/support.py), completeness by the
     # trained head; both are trained once on first use. "head"/"llm": the earlier judges.
     judge: Literal["support", "llm", "head"] = "support"
-    bootstrap_samples: int = 1000
+    bootstrap_samples: int = Field(default=1000, ge=1)
     seed: int = 13
     nuggetizer: Literal["clause", "llm"] = "clause"
     # the nugget matcher's score: "token-recall" (no LLM) or "llm" (the configured LLM's P(yes) that the answer
@@ -183,9 +189,10 @@ class EvaluatorSettings(BaseModel):
     completeness_head: Path | None = None  # default: <home>/models/evaluator/completeness_head/
     citation_head: Path | None = None  # default: <home>/models/evaluator/citation_head/
     cache_dir: Path | None = None  # judge cache + log; default: <home>/cache/evaluator/
-    llm_windows: int = 2  # LLM judge: abstract windows judged per citation (most similar first); head: all
+    # LLM judge: abstract windows judged per citation (most similar first); head: all
+    llm_windows: int = Field(default=2, ge=1)
     # extra BM25 abstracts per question for correctness / misattribution (0 = trace only)
-    retrieved_k: int = 0
+    retrieved_k: int = Field(default=0, ge=0)
 
 
 class SupportSettings(BaseModel):
@@ -200,7 +207,7 @@ class SupportSettings(BaseModel):
     train_pairs: int = Field(default=2800, ge=40)  # balanced over the 4 labels
     epochs: int = Field(default=1, ge=1)
     batch_size: int = Field(default=16, ge=1)
-    lr: float = 5e-5
+    lr: float = Field(default=5e-5, gt=0)
     max_length: int = Field(default=80, ge=16)  # tokens of (claim, sentence)
     freeze_word_embeddings: bool = False  # the GPU recipe freezes them: the shipped delta leaves them out
     max_sentences: int = Field(default=10, ge=1)  # sentences scored per passage (most claim words first)

@@ -464,6 +464,13 @@ CASES: list[Case] = [
         index=False,
         check=names("agent.retrieval_weight", "less than or equal to 1"),
     ),  # fmt: skip
+    Case(
+        "a count below 1 (max_sentences -1 answered anyway)",
+        ["config", "show", "-s", "agent.max_sentences=-1"],
+        2,
+        index=False,
+        check=names("agent.max_sentences", "greater than or equal to 1"),
+    ),  # fmt: skip
     Case("unknown preset", ["config", "show", "-p", "nosuch"], 2, index=False, check=names("nosuch")),
     Case(
         "preset file with a mistyped key",
