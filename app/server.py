@@ -47,7 +47,7 @@ from starlette.types import Receive, Scope, Send
 
 from biocite.agent.checks import check_question
 from biocite.agent.graph import Agent, make_checkpointer
-from biocite.app.check import CheckRequest, CheckResult, check_requests
+from biocite.app.check import CheckRequest, CheckResult, check_requests, new_request
 from biocite.app.evaluation import build_evaluator
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
 from biocite.evaluator.evaluate import QuestionResult
@@ -480,14 +480,17 @@ class Service:
         return views
 
     def check(self, body: CheckRequest) -> CheckResult:
+        request = new_request(
+            body.claim, body.pmids, body.text, {"claim": "claim", "pmids": "pmids", "text": "text"}
+        )
         with self._lock:
             if self._support is None:
                 self._support = SupportModel.load(self.settings)
         fetch = None
-        if body.pmids:
+        if request.pmids:
             store = self.agent().retriever.documents
             fetch = lambda pmids: store.get_many(list(pmids))  # noqa: E731
-        return check_requests(self._support, [body], fetch, ["request"])[0]
+        return check_requests(self._support, [request], fetch, ["pmids"])[0]
 
     def shutdown(self) -> None:
         for run in list(self.runs):

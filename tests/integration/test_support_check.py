@@ -198,7 +198,9 @@ def test_server_check_over_a_socket(setup) -> None:
         r = httpx.post(f"{base}/v1/check", json={"claim": CLAIM, "pmids": ["999"]}, timeout=60)
         assert r.status_code == 422 and "unknown PMID 999" in r.json()["detail"]
         r = httpx.post(f"{base}/v1/check", json={"claim": " ", "text": "x"}, timeout=60)
-        assert r.status_code == 422
+        assert r.status_code == 422 and r.json()["detail"] == "claim: the claim is empty"
+        r = httpx.post(f"{base}/v1/check", json={"claim": CLAIM, "pmids": ["1001", " "]}, timeout=60)
+        assert r.status_code == 422 and r.json()["detail"] == "pmids: a PMID is empty"
     finally:
         server.should_exit = True
         thread.join(timeout=30)
