@@ -36,7 +36,7 @@ from biocite.agent.graph import Agent
 from biocite.app.runfiles import LIMITS, Topic, TopicSet, build_run
 from biocite.cluster import connect_ray
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
-from biocite.files import atomic_write_json
+from biocite.files import atomic_write_json, output_file
 from biocite.index.hybrid import open_retriever
 from biocite.records import Answer
 from biocite.settings import Settings
@@ -255,6 +255,7 @@ def run_batch(
     ("auto" or a cluster address) on Ray actors."""
     if mode not in ("generate", "extractive"):
         raise InputError(f"unknown mode {mode!r}; use generate or extractive")
+    output_file(out)  # before any answer: given a folder, the journal landed beside it and the run nowhere
     fmt = fmt or topics.format
     settings = batch_settings(settings, fmt)
     chosen = topics.topics[:limit] if limit else topics.topics

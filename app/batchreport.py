@@ -22,6 +22,7 @@ from biocite.errors import InputError
 from biocite.evaluator.nuggets import clause_nuggets
 from biocite.evaluator.report import write_report
 from biocite.evaluator.runs import load_run
+from biocite.files import output_folder
 from biocite.settings import Settings
 
 ANSWERS_FILE = "answers.json"
@@ -101,7 +102,7 @@ def report_run(
     run = Path(run)
     if not run.is_file():
         raise InputError(f"{run}: run file not found")
-    folder = out_dir or report_dir(run)
+    folder = output_folder(out_dir or report_dir(run))
     folder.mkdir(parents=True, exist_ok=True)
     jpath = journal_path(run)
     section: dict[str, Any] | None = None

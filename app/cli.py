@@ -279,12 +279,14 @@ def search(
 def _search_topics(settings: Settings, topics: str | None, out: Path | None, k: int) -> None:
     """`search --topics T --trec-run OUT`: one ranked list per topic, written in TREC's run format."""
     from biocite.app.runfiles import load_topics
+    from biocite.files import output_file
     from biocite.index.hybrid import open_retriever
     from biocite.index.trec import write_run
 
     if not topics or not out:
         raise BiociteError("--topics and --trec-run go together: biocite search --topics T --trec-run OUT")
     topic_set = load_topics(topics)
+    output_file(out)
     retriever = open_retriever(settings)
     rankings = {}
     for topic in topic_set.topics:
@@ -546,8 +548,10 @@ def check_cmd(
         raise BiociteError("give the evidence: --pmid N (repeatable) or --text EVIDENCE")
     if run is not None:
         from biocite.evaluator.runs import load_run
+        from biocite.files import output_folder
 
-        load_run(run)  # a malformed run fails before any model loads
+        load_run(run)  # a malformed run, or an --out that cannot be a folder, fails before any model loads
+        output_folder(out)
         model = SupportModel.load(settings)
         doc = audit_run(model, run, index_fetch(settings))
         out.mkdir(parents=True, exist_ok=True)

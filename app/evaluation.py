@@ -28,6 +28,7 @@ from biocite.evaluator.nuggets import is_current as is_current_matcher
 from biocite.evaluator.report import write_report
 from biocite.evaluator.runs import Run, RunEntry, load_run
 from biocite.evaluator.sources import AbstractSource, StoreSource
+from biocite.files import output_folder
 from biocite.heads import PairClassifier
 from biocite.index.build import open_index
 from biocite.index.hybrid import open_retriever
@@ -343,6 +344,7 @@ def evaluate_run_file(
     """Evaluate a run and write metrics.json + report.html into out_dir. Returns the metrics document."""
 
     started = time.perf_counter()
+    output_folder(out_dir)  # before minutes of judging, not after
     run = load_run(run_path)
     gold = load_gold(gold_path) if gold_path else None
     if "nuggets" in metrics and not gold:
@@ -422,6 +424,7 @@ def compare_runs(
     source: AbstractSource | None = None,
     judge: str | None = None,
 ) -> dict[str, Any]:
+    output_folder(out_dir)
     docs = []
     for name, path in (("a", a), ("b", b)):
         docs.append(

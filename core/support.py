@@ -33,7 +33,7 @@ from biocite.added_clauses import added_clause
 from biocite.changed_numbers import changed_number
 from biocite.embedder import Embedder, resolve_device
 from biocite.errors import InputError, ModelError
-from biocite.files import atomic_write_json
+from biocite.files import atomic_write_json, output_folder
 from biocite.heads import META_FILE, PairClassifier, macro_report
 from biocite.models import model_path
 from biocite.populations import other_population
@@ -950,7 +950,7 @@ def train_support(
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Fine-tune, fit the aggregator, score on the calibration slice, save. Returns the saved meta."""
-    folder = folder or support_dir(settings)
+    folder = output_folder(folder or support_dir(settings))  # before minutes of fine-tuning
     say = log or (lambda msg: print(msg, file=sys.stderr) if progress else None)
     started, cpu_started = time.perf_counter(), time.process_time()
     head = finetune_head(settings, backbone=backbone, device=device, progress=progress, say=say)

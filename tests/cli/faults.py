@@ -409,6 +409,11 @@ def _stdout_lines_start(*starts: str) -> Check:
     return check
 
 
+def _nothing_beside_files(lab: Lab, _: Path, __: Result) -> str | None:
+    beside = sorted(p.name for p in lab.root.glob("files.*"))
+    return f"wrote {beside} beside the folder" if beside else None
+
+
 def _damage_names(rel: str) -> Check:
     return names(rel, "biocite index build")
 
@@ -583,6 +588,38 @@ CASES: list[Case] = [
         2,
         index=False,
         setup=_runs,
+    ),  # fmt: skip
+    Case(
+        "batch: --out a folder, before any answer",
+        ["batch", "--topics", f("topics_aspirin.json"), "--out", "files", "-m", "extractive"],
+        2,
+        index=False,
+        setup=_runs,
+        check=both(names("files: a folder, not a file"), _nothing_beside_files),
+    ),  # fmt: skip
+    # an output that cannot be written is named before the work, not after minutes of it
+    *[
+        Case(
+            f"{args[0]}: --out a file, not a folder",
+            [*args, "--out", f("valid.json")],
+            2,
+            index=False,
+            setup=_runs,
+            check=names("valid.json: a file, not a folder"),
+        )
+        for args in (
+            ["evaluate", f("valid.json")],
+            ["report", f("valid.json")],
+            ["check", "--run", f("valid.json")],
+        )
+    ],
+    Case(
+        "search: --trec-run under a file",
+        ["search", "--topics", "pubmedqa", "--trec-run", f("valid.json/run.trec")],
+        2,
+        index=False,
+        setup=_runs,
+        check=names("valid.json: a file, not a folder"),
     ),  # fmt: skip
     Case(
         "batch: bad --format",
