@@ -43,6 +43,8 @@ class ChatSession:
             self.console.print("[dim]conversation cleared[/dim]")
         elif name == "/help":
             self.console.print(HELP)
+        elif name not in ("/sources", "/evidence"):
+            self.console.print(f"[yellow]unknown command {escape(name)}[/yellow]; /help lists them")
         elif self.last is None:
             self.console.print("[yellow]no answer yet[/yellow]")
         elif name == "/sources":
@@ -54,8 +56,6 @@ class ChatSession:
                 self.console.print("[yellow]usage: /evidence N (a sentence number)[/yellow]")
             else:
                 render_evidence(self.console, self.last, int(arg))
-        else:
-            self.console.print(f"[yellow]unknown command {escape(name)}[/yellow]; /help lists them")
         return True
 
     def answer(self, question: str) -> None:

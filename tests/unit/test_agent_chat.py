@@ -40,6 +40,7 @@ def test_chat_streams_tokens_renders_and_answers_commands() -> None:
         scripted(
             [
                 "/sources",
+                "/typo",  # unknown before any answer too, not "no answer yet"
                 "Does metformin reduce body weight in type 2 diabetes?",
                 "/sources",
                 "/evidence 1",
@@ -62,6 +63,7 @@ def test_chat_streams_tokens_renders_and_answers_commands() -> None:
     assert "https://pubmed.ncbi.nlm.nih.gov/111/" in text
     assert "no sentence 7" in text and "usage: /evidence N" in text and "unknown command /bogus" in text
     assert "conversation cleared" in text
+    assert text.count("no answer yet") == 2 and "unknown command /typo" in text
     assert "error: the question does not look like English" in text
     assert chat.last is None  # cleared by /reset, and the refused question gave no answer
 
