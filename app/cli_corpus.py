@@ -64,8 +64,10 @@ def corpus_download(
     backoff: Annotated[float, typer.Option("--backoff", min=0, help="First retry wait (s), doubled.")] = 1.0,
 ) -> None:
     """Fetch NLM's files with their published MD5s verified; resumable; exit 2 naming any file not verified."""
+    from biocite.files import output_folder
     from biocite.index.download import DEFAULT_MIRROR, DownloadOptions, download, make_client, select_files
 
+    output_folder(out)  # before any listing or download
     options = DownloadOptions(
         mirror=mirror or DEFAULT_MIRROR, connections=connections, retries=retries, backoff_s=backoff
     )

@@ -135,12 +135,12 @@ def select_files(
     if not (baseline or updates or everything):
         raise InputError("nothing to download: give --baseline N-M, --updates or --all")
     chosen: list[RemoteFile] = []
+    wanted = parse_ranges(baseline) if baseline and not everything else set()  # a bad spec fails offline
     if baseline or everything:
         listed = list_remote(client, mirror, "baseline")
         if everything:
             chosen += listed
         else:
-            wanted = parse_ranges(baseline or "")
             by_number = {f.number: f for f in listed}
             missing = sorted(wanted - by_number.keys())
             if missing:

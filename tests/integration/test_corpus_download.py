@@ -115,8 +115,13 @@ def test_bad_requests_are_one_line_errors(tmp_path: Path, fixture_files) -> None
     unreachable = run(
         "--updates", "--mirror", "http://127.0.0.1:9/", "--out", str(tmp_path), "--retries", "0"
     )
+    # named before any listing: the mirror is unreachable, so "cannot list" would mean they waited for it
+    bad_spec = run("--baseline", "1-x", "--mirror", "http://127.0.0.1:9/", "--out", str(tmp_path))
+    (tmp_path / "a-file").write_text("")
+    out_a_file = run("--baseline", "1", "--mirror", "http://127.0.0.1:9/", "--out", str(tmp_path / "a-file"))
     for result, words in [(missing, "baseline files 4, 5"), (nothing, "nothing to download"),
-                          (unreachable, "cannot list http://127.0.0.1:9/updatefiles/")]:  # fmt: skip
+                          (unreachable, "cannot list http://127.0.0.1:9/updatefiles/"),
+                          (bad_spec, "--baseline '1-x'"), (out_a_file, "a-file: a file, not a folder")]:  # fmt: skip
         assert result.returncode == 2, result.stderr
         message = " ".join(result.stderr.split())  # the console may wrap the one message line
         assert message.startswith("error:") and words in message and "Traceback" not in message
