@@ -138,6 +138,8 @@ def report_run(
         gold_path = _pubmedqa_gold(folder, [e.topic_id for e in load_run(evaluated).entries])
     elif gold:
         gold_path = Path(gold)
+        if not gold_path.is_file():
+            raise InputError(f"--gold {gold}: gold nuggets file not found (or --gold pubmedqa)")
     doc = evaluate_run_file(
         settings, evaluated, folder, metrics=metrics, gold_path=gold_path, progress=progress
     )

@@ -575,6 +575,14 @@ CASES: list[Case] = [
         check=names("no answers"),
     ),  # fmt: skip
     Case("report: missing file", ["report", "nosuch.json"], 2, index=False),
+    Case(
+        "report: --gold neither a file nor pubmedqa",
+        ["report", f("valid.json"), "--gold", "nosuch"],
+        2,
+        index=False,
+        setup=_runs,
+        check=names("--gold nosuch", "--gold pubmedqa"),
+    ),  # fmt: skip
     Case("report: NaN", ["report", f("nan.json")], 2, index=False, setup=_runs, check=names("NaN")),
     Case(
         "report: empty file", ["report", f("empty.json")], 2, index=False, setup=_runs, check=names("empty")
