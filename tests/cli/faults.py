@@ -452,30 +452,25 @@ CASES: list[Case] = [
         check=names("llm.model"),
     ),  # fmt: skip
     Case("override without =", ["config", "show", "-s", "llm.model"], 2, index=False),
-    Case(
-        "bad setting value", ["config", "show", "-s", "index.k1=abc"], 2, index=False, check=names("index.k1")
-    ),
-    Case(
-        "embed device not a device",
-        ["config", "show", "-s", "index.embed_device=gpu"],
-        2,
-        index=False,
-        check=names("index.embed_device"),
-    ),  # fmt: skip
-    Case(
-        "a weight outside [0, 1]",
-        ["config", "show", "-s", "agent.retrieval_weight=2"],
-        2,
-        index=False,
-        check=names("agent.retrieval_weight", "less than or equal to 1"),
-    ),  # fmt: skip
-    Case(
-        "a count below 1 (max_sentences -1 answered anyway)",
-        ["config", "show", "-s", "agent.max_sentences=-1"],
-        2,
-        index=False,
-        check=names("agent.max_sentences", "greater than or equal to 1"),
-    ),  # fmt: skip
+    *[
+        Case(
+            name,
+            ["config", "show", "-s", setting],
+            2,
+            index=False,
+            check=names(setting.split("=")[0], *words),
+        )
+        for name, setting, words in [
+            ("bad setting value", "index.k1=abc", ()),
+            ("embed device not a device", "index.embed_device=gpu", ()),
+            ("a weight outside [0, 1]", "agent.retrieval_weight=2", ("less than or equal to 1",)),
+            (
+                "a count below 1 (max_sentences -1 answered anyway)",
+                "agent.max_sentences=-1",
+                ("greater than or equal to 1",),
+            ),
+        ]
+    ],  # fmt: skip
     Case("unknown preset", ["config", "show", "-p", "nosuch"], 2, index=False, check=names("nosuch")),
     Case(
         "preset file with a mistyped key",
