@@ -89,6 +89,7 @@ from biocite.citations import (
 from biocite.errors import BiociteError, ModelError
 from biocite.llm import answer_mass, make_chat_model, yes_probability
 from biocite.records import (
+    LIKELY,
     Answer,
     AnswerSentence,
     Citation,
@@ -1067,11 +1068,7 @@ _BOTTOM_LINES = {
     "no": "Bottom line: no, the cited studies do not support it.",
     "mixed": "Bottom line: mixed, the cited studies are inconclusive or disagree.",
 }
-# The bottom line says how sure the verdict model is, in the words of the IPCC's likelihood scale for calibrated
-# probabilities (likely: >= 0.66; about as likely as not below), a scale fixed outside biocite's data. A "no" at
-# 0.51 read as certain above a quote that says the opposite ("Vitamin C reduces the prevalence of complex regional
-# pain syndrome"); on held-out PubMedQA questions extractive verdicts below 0.66 were right 0.55 of the time.
-LIKELY = 0.66
+# Below LIKELY (biocite.records, which says why) the bottom line is hedged, as `Answer.verdict_shown` is.
 _UNSURE_LINES = {
     "yes": "Bottom line: uncertain, leaning yes (probability {p:.2f}): the cited studies may support it.",
     "no": "Bottom line: uncertain, leaning no (probability {p:.2f}): the cited studies may not support it.",

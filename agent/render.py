@@ -63,7 +63,7 @@ def bottom_line(answer: Answer) -> str | None:
             if answer.verdict_probability is not None
             else ""
         )
-        parts.append(f"Verdict: {answer.verdict}{p}")
+        parts.append(f"Verdict: {answer.verdict_shown}{p}")
     if answer.not_covered:
         parts.append("not covered by the evidence: " + ", ".join(answer.not_covered))
     return "; ".join(parts) or None

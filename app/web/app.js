@@ -357,7 +357,7 @@
     const p = typeof answer.verdict_probability === "number"
       ? ` (probability ${answer.verdict_probability.toFixed(2)})` : "";
     return el("p", { class: "verdict", role: "note" },
-      answer.verdict ? el("strong", null, `Verdict: ${answer.verdict}${p}`) : null,
+      answer.verdict ? el("strong", null, `Verdict: ${answer.verdict_shown || answer.verdict}${p}`) : null,
       notCovered.length ? ` Not covered by the evidence: ${notCovered.join(", ")}.` : null,
       readings.length ? ` Note: ${readings.join("; ")}.` : null,
       caveats.length ? ` Caveat: ${caveats.join("; ")}.` : null);

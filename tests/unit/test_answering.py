@@ -1319,6 +1319,15 @@ def test_cli_rendering_shows_the_verdict_and_what_is_not_covered() -> None:
     render_answer(console, answer)
     text = console.export_text()
     assert "Verdict: yes (probability 0.81)" in text and reading in text and "key concepts" not in text
+    # below LIKELY the header says what the bottom-line sentence says: no bold "Verdict: no" over 0.47
+    for verdict, p, shown in [("no", 0.465, "uncertain, leaning no"), ("mixed", 0.5, "uncertain, mixed"),
+                              ("yes", 0.655, "yes")]:  # fmt: skip
+        answer = Answer(question="q?", verdict=verdict, verdict_probability=p, question_type="yes/no")
+        assert (
+            answer.verdict_shown == shown and json.loads(answer.model_dump_json())["verdict_shown"] == shown
+        )
+        render_answer(console, answer)
+        assert f"Verdict: {shown} (probability {p:.2f})" in console.export_text()
 
 
 def test_a_typo_is_read_as_the_word_the_evidence_has() -> None:
