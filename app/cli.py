@@ -39,6 +39,7 @@ from rich.markup import escape
 from biocite.agent.checks import check_question  # light: the question's checks, before anything loads
 from biocite.app.cli_corpus import corpus_app
 from biocite.errors import BiociteError
+from biocite.files import output_file, output_folder
 from biocite.settings import Settings, load_settings
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -279,7 +280,6 @@ def search(
 def _search_topics(settings: Settings, topics: str | None, out: Path | None, k: int) -> None:
     """`search --topics T --trec-run OUT`: one ranked list per topic, written in TREC's run format."""
     from biocite.app.runfiles import load_topics
-    from biocite.files import output_file
     from biocite.index.hybrid import open_retriever
     from biocite.index.trec import write_run
 
@@ -548,7 +548,6 @@ def check_cmd(
         raise BiociteError("give the evidence: --pmid N (repeatable) or --text EVIDENCE")
     if run is not None:
         from biocite.evaluator.runs import load_run
-        from biocite.files import output_folder
 
         load_run(run)  # a malformed run, or an --out that cannot be a folder, fails before any model loads
         output_folder(out)

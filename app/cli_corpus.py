@@ -18,6 +18,7 @@ from rich.progress import (
 )
 
 from biocite.errors import BiociteError
+from biocite.files import output_folder
 
 corpus_app = typer.Typer(no_args_is_help=True, help="Download the PubMed baseline and update files.")
 console = Console()
@@ -64,7 +65,6 @@ def corpus_download(
     backoff: Annotated[float, typer.Option("--backoff", min=0, help="First retry wait (s), doubled.")] = 1.0,
 ) -> None:
     """Fetch NLM's files with their published MD5s verified; resumable; exit 2 naming any file not verified."""
-    from biocite.files import output_folder
     from biocite.index.download import DEFAULT_MIRROR, DownloadOptions, download, make_client, select_files
 
     output_folder(out)  # before any listing or download
