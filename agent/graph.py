@@ -622,7 +622,8 @@ class Agent:
 
     def abstain(self, state: AgentState) -> AgentState:
         evidence = state.get("evidence", [])
-        queries = "; ".join(repr(q) for q in state.get("queries", []))
+        # a question with no content words searches itself again in round 2: said once
+        queries = "; ".join(repr(q) for q in dict.fromkeys(state.get("queries", [])))
         bar = f"{self.config.min_relevance:.2f}"
         if evidence:
             found = (

@@ -188,6 +188,10 @@ def test_unanswerable_question_abstains_after_the_rounds_naming_the_queries() ->
     assert answer.trace.rounds == agent.config.max_rounds
     assert len(answer.trace.queries) == 2 and len(retriever.queries) == 2
     assert "emperor penguins" in (answer.abstain_reason or "")
+    # no content word to add: round 2 searches the question again, and the reason names it once
+    answer = agent.ask("What is it?", mode="extractive")
+    assert answer.abstained and answer.trace.queries == ["What is it?", "What is it?"]
+    assert "searched 'What is it?' (" in (answer.abstain_reason or "")
 
 
 def test_thin_evidence_triggers_a_second_round_with_a_rewritten_query() -> None:
