@@ -27,9 +27,9 @@ import traceback
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 from tqdm import tqdm
 
 from biocite.agent.graph import Agent
@@ -107,6 +107,20 @@ class BatchSummary(BaseModel):
         return out
 
 
+RowT = TypeVar("RowT", bound=BaseModel)
+
+
+def _journal_row(path: Path, n: int, row: Any, model: type[RowT]) -> RowT:
+    """Line `n` of a journal as `model`; a line edited or damaged by hand is named, not an internal error."""
+    try:
+        return model.model_validate(row)
+    except ValidationError as exc:
+        what = "header" if model is JournalHeader else "topic record"
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "line"
+        raise InputError(f"{path}:{n}: not a journal {what}: {field}: {first['msg']}") from None
+
+
 def journal_path(run: Path) -> Path:
     return run.with_name(run.stem + ".journal.jsonl")
 
@@ -145,7 +159,7 @@ class Journal:
                 handle.truncate(good)
         if not rows or rows[0].get("kind") != "header":
             raise InputError(f"{self.path}:1: not a biocite batch journal (no header line)")
-        old = JournalHeader.model_validate(rows[0])
+        old = _journal_row(self.path, 1, rows[0], JournalHeader)
         for field in ("topics", "format", "mode", "index_dir", "llm"):
             if getattr(old, field) != getattr(header, field):
                 raise InputError(
@@ -153,10 +167,7 @@ class Journal:
                     f"this run uses {getattr(header, field)!r}; use another --out or --fresh"
                 )
         for n, row in enumerate(rows[1:], 2):
-            try:
-                record = TopicRecord.model_validate(row)
-            except Exception as exc:
-                raise InputError(f"{self.path}:{n}: not a topic record ({exc.__class__.__name__})") from None
+            record = _journal_row(self.path, n, row, TopicRecord)
             self.records[record.topic_id] = record
 
     def _append(self, line: str) -> None:
@@ -442,10 +453,10 @@ def read_journal(path: Path) -> tuple[JournalHeader, dict[str, TopicRecord]]:
             row = json.loads(line)
         except json.JSONDecodeError:
             raise InputError(f"{path}:{n}: damaged journal line") from None
-        if row.get("kind") == "header":
-            header = JournalHeader.model_validate(row)
+        if isinstance(row, dict) and row.get("kind") == "header":
+            header = _journal_row(path, n, row, JournalHeader)
         else:
-            record = TopicRecord.model_validate(row)
+            record = _journal_row(path, n, row, TopicRecord)
             records[record.topic_id] = record
     if header is None:
         raise InputError(f"{path}:1: not a biocite batch journal (no header line)")

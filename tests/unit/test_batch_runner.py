@@ -115,6 +115,23 @@ def test_journal_from_another_run_is_refused(settings, tmp_path: Path) -> None:
     assert summary.resumed == 0 and summary.answered == 5
 
 
+def test_a_journal_edited_by_hand_is_named_by_its_line(settings, tmp_path: Path) -> None:
+    """A header or record that parses as JSON but not as a journal line: line and field, not an internal error."""
+    out = tmp_path / "run.json"
+    run(settings, out, Scripted(), limit=2)
+    jpath = journal_path(out)
+    lines = jpath.read_text().splitlines()
+    for n, broken in [(1, {**json.loads(lines[0]), "mode": None}), (2, {"kind": "topic", "topic_id": "1"})]:
+        edited = list(lines)
+        edited[n - 1] = json.dumps(broken)
+        jpath.write_text("\n".join(edited) + "\n")
+        for read in (lambda: run(settings, out, Scripted()), lambda: read_journal(jpath)):
+            with pytest.raises(
+                InputError, match=rf"run.journal.jsonl:{n}: not a journal (header|topic record): "
+            ):
+                read()
+
+
 def test_configuration_errors_stop_the_run(settings, tmp_path: Path) -> None:
     class Broken(Scripted):
         def ask(self, question: str, *, mode: str | None = None) -> Answer:
