@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from biocite.embedder import TokenVectors
 from biocite.errors import ModelError
@@ -247,7 +247,12 @@ class MatchModel(BaseModel):
                 f"{path}: kind/version {data.get('kind')}/{data.get('version')}, this biocite reads "
                 f"{ARTIFACT_KIND}/{ARTIFACT_VERSION}; re-run `biocite calibrate nuggets`"
             )
-        return cls.model_validate(data)
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ModelError(
+                f"{path}: a damaged nugget matcher ({exc.error_count()} bad fields); re-run `biocite calibrate nuggets`"
+            ) from None
 
 
 def is_current(data: Any) -> bool:

@@ -87,6 +87,10 @@ def test_an_earlier_matcher_version_is_refused_with_the_command_to_run(tmp_path)
     (tmp_path / "old.json").write_text(json.dumps(data))
     with pytest.raises(ModelError, match="re-run `biocite calibrate nuggets`"):
         MatchModel.load(tmp_path / "old.json")
+    damaged = json.loads(_matcher().model_dump_json()) | {"threshold": "high"}  # current version, a bad field
+    (tmp_path / "damaged.json").write_text(json.dumps(damaged))
+    with pytest.raises(ModelError, match="a damaged nugget matcher .*re-run `biocite calibrate nuggets`"):
+        MatchModel.load(tmp_path / "damaged.json")
 
 
 def test_token_recall_weighs_rare_words_and_reads_across_clauses() -> None:
