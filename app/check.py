@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from biocite.app.documents import open_documents
 from biocite.errors import InputError
 from biocite.evaluator.runs import load_run
-from biocite.index.store import DocStore, read_manifest
 from biocite.records import Document
 from biocite.support import EvidenceSentence, Misstatement, SupportModel, SupportVerdict, to_evaluator_label
 
@@ -286,6 +286,5 @@ def _key(label: str) -> str:
 def index_fetch(settings: Any) -> Fetch:
     """Abstracts from the built index (the default corpus)."""
 
-    read_manifest(settings.index_dir)  # a one-line error when there is no index
-    store = DocStore(settings.index_dir / "docs.sqlite", readonly=True)
+    store = open_documents(settings)
     return lambda pmids: store.get_many(list(pmids))

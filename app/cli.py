@@ -40,6 +40,7 @@ from biocite.agent.checks import check_question  # light: the question's checks,
 from biocite.app.cli_corpus import corpus_app
 from biocite.errors import BiociteError
 from biocite.files import output_file, output_folder
+from biocite.records import check_pmid
 from biocite.settings import Settings, load_settings
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -293,6 +294,36 @@ def _search_topics(settings: Settings, topics: str | None, out: Path | None, k: 
         rankings[topic.topic_id] = [(h.pmid, h.score) for h in retriever.search(topic.question, k=k)]
     write_run(out, rankings)
     console.print(f"wrote {out}: {len(rankings)} topics, top {k} each")
+
+
+@app.command("show")
+def show_cmd(
+    pmids: Annotated[list[str], typer.Argument(help="Indexed PMIDs.")],
+    preset: PresetOpt = None,
+    overrides: SetOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """An indexed abstract sentence by sentence, numbered as answers' evidence cites them: read a citation
+    offline."""
+    from biocite.app.documents import document_views, open_documents
+
+    wanted = list(dict.fromkeys(check_pmid(p) for p in pmids))
+    views = document_views(open_documents(_settings(preset, overrides)), wanted)
+    missing = sorted(set(wanted) - {v.pmid for v in views}, key=wanted.index)
+    if missing:
+        raise BiociteError(f"unknown PMID {missing[0]} (not in the index)")
+    if json_out:
+        print(json.dumps([v.model_dump() for v in views], ensure_ascii=False))
+        return
+    for view in views:
+        source = ", ".join(str(x) for x in (view.journal, view.year) if x)
+        console.print(f"[bold]{escape(view.title)}[/bold]")
+        console.print(
+            f"PMID {view.pmid}{f' · {escape(source)}' if source else ''} · {view.url}", highlight=False
+        )
+        for sentence in view.sentences:
+            console.print(f"  [dim]{sentence.index:>2}[/dim]  {escape(sentence.text)}", highlight=False)
+        console.print()
 
 
 @app.command("eval-retrieval")

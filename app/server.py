@@ -48,6 +48,7 @@ from starlette.types import Receive, Scope, Send
 from biocite.agent.checks import check_question
 from biocite.agent.graph import Agent, make_checkpointer
 from biocite.app.check import CheckRequest, CheckResult, check_requests, new_request
+from biocite.app.documents import DocumentView, document_views
 from biocite.app.evaluation import build_evaluator
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
 from biocite.evaluator.evaluate import QuestionResult
@@ -97,23 +98,6 @@ class QueueState(BaseModel):
 class Health(BaseModel):
     status: Literal["ok"] = "ok"
     queue: QueueState
-
-
-class SentenceView(BaseModel):
-    index: int
-    start: int
-    end: int
-    text: str
-
-
-class DocumentView(BaseModel):
-    pmid: str
-    title: str
-    abstract: str
-    year: int | None = None
-    journal: str | None = None
-    url: str
-    sentences: list[SentenceView] = Field(description="Offsets index `abstract`, like the spans in Answer.")
 
 
 class EvaluateRequest(BaseModel):
@@ -462,22 +446,7 @@ class Service:
         return self.agent().retriever.search(q, k=k)
 
     def documents(self, pmids: list[str]) -> list[DocumentView]:
-        store = self.agent().retriever.documents
-        found = store.get_many(pmids)
-        views = []
-        for pmid in pmids:
-            doc = found.get(pmid)
-            if doc is None:
-                continue
-            sentences = [
-                SentenceView(index=s.index, start=s.start, end=s.end, text=s.text)
-                for s in store.sentences(pmid)
-            ]
-            views.append(
-                DocumentView(pmid=doc.pmid, title=doc.title, abstract=doc.abstract, year=doc.year,
-                             journal=doc.journal, url=doc.url, sentences=sentences)
-            )  # fmt: skip
-        return views
+        return document_views(self.agent().retriever.documents, pmids)
 
     def check(self, body: CheckRequest) -> CheckResult:
         request = new_request(
