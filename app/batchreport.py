@@ -102,6 +102,8 @@ def report_run(
     run = Path(run)
     if not run.is_file():
         raise InputError(f"{run}: run file not found")
+    if gold and gold != "pubmedqa" and not Path(gold).is_file():  # before the report folder is made
+        raise InputError(f"--gold {gold}: gold nuggets file not found (or --gold pubmedqa)")
     folder = output_folder(out_dir or report_dir(run))
     folder.mkdir(parents=True, exist_ok=True)
     jpath = journal_path(run)
@@ -138,8 +140,6 @@ def report_run(
         gold_path = _pubmedqa_gold(folder, [e.topic_id for e in load_run(evaluated).entries])
     elif gold:
         gold_path = Path(gold)
-        if not gold_path.is_file():
-            raise InputError(f"--gold {gold}: gold nuggets file not found (or --gold pubmedqa)")
     doc = evaluate_run_file(
         settings, evaluated, folder, metrics=metrics, gold_path=gold_path, progress=progress
     )
