@@ -204,9 +204,12 @@ def test_openapi_schema_and_page(client) -> None:
         "/v1/documents",
         "/v1/evaluate",
     }
-    assert {"AskRequest", "Answer", "SearchHit", "DocumentView", "QuestionResult"} <= set(
-        schema["components"]["schemas"]
-    )
+    schemas = schema["components"]["schemas"]
+    assert {"AskRequest", "SearchHit", "DocumentView", "QuestionResult"} <= set(schemas)
+    # an Answer as sent (POST /v1/evaluate) and as returned: only the returned one carries the read-only
+    # verdict_shown, the verdict hedged as the bottom line is
+    assert "verdict_shown" not in schemas["Answer-Input"]["properties"]
+    assert schemas["Answer-Output"]["properties"]["verdict_shown"]["readOnly"] is True
     assert "text/event-stream" in schema["paths"]["/v1/ask/stream"]["post"]["responses"]["200"]["content"]
     assert "429" in schema["paths"]["/v1/ask"]["post"]["responses"]
     page = client.get("/")

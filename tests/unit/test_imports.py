@@ -50,6 +50,7 @@ ENTRY_POINT_LAZY: dict[str, set[str]] = {
         "biocite.app.batchreport",
         "biocite.app.chat",
         "biocite.app.check",
+        "biocite.app.documents",
         "biocite.app.evaluation",
         "biocite.app.runfiles",
         "biocite.app.server",
