@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from biocite.agent.graph import Agent, make_checkpointer
 from biocite.agent.render import render_answer, render_evidence, render_references
+from biocite.app.documents import document_views, print_document
 from biocite.errors import BiociteError
 from biocite.index.hybrid import open_retriever
 from biocite.records import Answer
@@ -20,6 +21,7 @@ from biocite.settings import Settings
 HELP = (
     "Ask a biomedical question; follow-ups use the conversation.\n"
     "/sources  references of the last answer   /evidence N  evidence behind sentence N\n"
+    "/abstract N  the whole abstract of reference N, its quoted sentences marked\n"
     "/reset    forget the conversation          /quit        leave (or Ctrl-D)"
 )
 QUIET_NODES = {"contextualize", "finalize"}
@@ -43,7 +45,7 @@ class ChatSession:
             self.console.print("[dim]conversation cleared[/dim]")
         elif name == "/help":
             self.console.print(HELP)
-        elif name not in ("/sources", "/evidence"):
+        elif name not in ("/sources", "/evidence", "/abstract"):
             self.console.print(f"[yellow]unknown command {escape(name)}[/yellow]; /help lists them")
         elif self.last is None:
             self.console.print("[yellow]no answer yet[/yellow]")
@@ -56,7 +58,31 @@ class ChatSession:
                 self.console.print("[yellow]usage: /evidence N (a sentence number)[/yellow]")
             else:
                 render_evidence(self.console, self.last, int(arg))
+        elif not arg.strip().isdigit():
+            self.console.print(
+                "[yellow]usage: /abstract N (a reference number, as /sources lists them)[/yellow]"
+            )
+        else:
+            self.show_abstract(int(arg))
         return True
+
+    def show_abstract(self, number: int) -> None:
+        """`/abstract N`: reference N's whole abstract, the sentences the answer quotes from it marked."""
+        assert self.last is not None
+        pmids = self.last.cited_pmids  # numbered as the answer's [N] marks
+        if not 1 <= number <= len(pmids):
+            self.console.print(f"[yellow]no reference {number}; the answer cites {len(pmids)}[/yellow]")
+            return
+        pmid = pmids[number - 1]
+        quoted = {
+            e.sentence_index
+            for s in self.last.sentences
+            for c in s.citations
+            if c.pmid == pmid
+            for e in c.evidence
+        }
+        for view in document_views(self.agent.retriever.documents, [pmid]):
+            print_document(self.console, view, quoted)
 
     def answer(self, question: str) -> None:
         streaming = False

@@ -305,7 +305,7 @@ def show_cmd(
 ) -> None:
     """An indexed abstract sentence by sentence, numbered as answers' evidence cites them: read a citation
     offline."""
-    from biocite.app.documents import document_views, open_documents
+    from biocite.app.documents import document_views, open_documents, print_document
 
     wanted = list(dict.fromkeys(check_pmid(p) for p in pmids))
     views = document_views(open_documents(_settings(preset, overrides)), wanted)
@@ -316,14 +316,7 @@ def show_cmd(
         print(json.dumps([v.model_dump() for v in views], ensure_ascii=False))
         return
     for view in views:
-        source = ", ".join(str(x) for x in (view.journal, view.year) if x)
-        console.print(f"[bold]{escape(view.title)}[/bold]")
-        console.print(
-            f"PMID {view.pmid}{f' · {escape(source)}' if source else ''} · {view.url}", highlight=False
-        )
-        for sentence in view.sentences:
-            console.print(f"  [dim]{sentence.index:>2}[/dim]  {escape(sentence.text)}", highlight=False)
-        console.print()
+        print_document(console, view)
 
 
 @app.command("eval-retrieval")

@@ -6,12 +6,15 @@ The one owner of the document view. Sentence numbers and offsets are the ones an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
+from rich.console import Console
+from rich.markup import escape
 
 from biocite.index.store import DocStore, read_manifest
+from biocite.retrieval import DocumentSource
 
 
 class SentenceView(BaseModel):
@@ -37,7 +40,7 @@ def open_documents(settings: Any) -> DocStore:
     return DocStore(settings.index_dir / "docs.sqlite", readonly=True)
 
 
-def document_views(store: DocStore, pmids: Sequence[str]) -> list[DocumentView]:
+def document_views(store: DocumentSource, pmids: Sequence[str]) -> list[DocumentView]:
     """The indexed ones of `pmids`, in that order; unknown PMIDs are left out."""
     found = store.get_many(list(pmids))
     views = []
@@ -53,3 +56,16 @@ def document_views(store: DocStore, pmids: Sequence[str]) -> list[DocumentView]:
                          journal=doc.journal, url=doc.url, sentences=sentences)
         )  # fmt: skip
     return views
+
+
+def print_document(console: Console, view: DocumentView, quoted: Collection[int] = ()) -> None:
+    """Title, source and link, then each sentence under its number; the `quoted` ones (an answer's evidence)
+    marked, so a quote is read in its abstract."""
+    source = ", ".join(str(x) for x in (view.journal, view.year) if x)
+    console.print(f"[bold]{escape(view.title)}[/bold]")
+    console.print(f"PMID {view.pmid}{f' · {escape(source)}' if source else ''} · {view.url}", highlight=False)
+    for sentence in view.sentences:
+        mark, style = ("»", "bold") if sentence.index in quoted else (" ", "")
+        text = f"[{style}]{escape(sentence.text)}[/{style}]" if style else escape(sentence.text)
+        console.print(f"{mark} [dim]{sentence.index:>2}[/dim]  {text}", highlight=False)
+    console.print()

@@ -46,6 +46,9 @@ def test_chat_streams_tokens_renders_and_answers_commands() -> None:
                 "/evidence 1",
                 "/evidence 7",
                 "/evidence x",
+                "/abstract 1",
+                "/abstract 9",
+                "/abstract x",
                 "/bogus",
                 "/reset",
                 "/sources",
@@ -64,6 +67,15 @@ def test_chat_streams_tokens_renders_and_answers_commands() -> None:
     assert "no sentence 7" in text and "usage: /evidence N" in text and "unknown command /bogus" in text
     assert "conversation cleared" in text
     assert text.count("no answer yet") == 2 and "unknown command /typo" in text
+    # /abstract N: reference N's whole abstract, numbered, the quoted sentence marked and the others not
+    lines = [line.strip() for line in text.splitlines()]
+    assert "PMID 111 · 2020 · https://pubmed.ncbi.nlm.nih.gov/111/" in lines
+    assert "»  0  Metformin reduced body weight in adults with type 2 diabetes." in lines
+    unquoted = [
+        line for line in lines if line.endswith("Gastrointestinal adverse events were the most common.")
+    ]
+    assert unquoted and unquoted[0][0].isdigit()  # numbered, not marked
+    assert "no reference 9; the answer cites 1" in text and "usage: /abstract N" in text
     assert "error: the question does not look like English" in text
     assert chat.last is None  # cleared by /reset, and the refused question gave no answer
 
