@@ -115,6 +115,6 @@ def check(
     `biocite check`: label, calibrated probabilities, evidence sentences and phrases with offsets."""
 
     chosen = settings_for(settings, preset, overrides)
-    fetch = index_fetch(chosen) if pmids else None
     request = new_request(claim, pmids, text, {"claim": "claim", "pmids": "pmids", "text": "text"})
+    fetch = index_fetch(chosen) if request.pmids else None
     return check_requests(_support_model(chosen.model_dump_json()), [request], fetch, ["pmids"])[0]

@@ -128,28 +128,23 @@ def check_requests(
     fetch: Fetch | None,
     wheres: Sequence[str] | None = None,
 ) -> list[CheckResult]:
-    """Verdicts for many requests in one batched model call. Errors name the request (`wheres[i]`)."""
+    """Verdicts for many requests (each built by `new_request`, so already checked) in one batched model
+    call. An unknown PMID names its request (`wheres[i]`)."""
     jobs: list[tuple[int, str | None, str, str]] = []  # (request index, pmid, claim, evidence)
     for i, req in enumerate(requests):
         at = wheres[i] if wheres else "request"
-        claim = validate_claim(req.claim, at)
         if req.text is not None:
-            if not req.text.strip():
-                raise InputError(f"{at}: the evidence text is empty")
-            jobs.append((i, None, claim, req.text))
+            jobs.append((i, None, req.claim, req.text))
         if req.pmids:
             if fetch is None:
                 raise InputError(f"{at}: PMIDs need an index (run `biocite index build`)")
-            pmids = list(dict.fromkeys(p.strip() for p in req.pmids))
-            for p, text in fetch_abstracts(fetch, pmids, at).items():
-                jobs.append((i, p, claim, text))
-        if req.text is None and not req.pmids:
-            raise InputError(f"{at}: give evidence text or PMIDs")
+            for p, text in fetch_abstracts(fetch, req.pmids, at).items():
+                jobs.append((i, p, req.claim, text))
     verdicts = model.check_many([(c, e) for _, _, c, e in jobs])
     per: dict[int, list[SourceVerdict]] = {}
     for (i, pmid, _, _), v in zip(jobs, verdicts, strict=True):
         per.setdefault(i, []).append(_source(v, pmid))
-    return [_result(requests[i].claim.strip(), per[i]) for i in range(len(requests))]
+    return [_result(requests[i].claim, per[i]) for i in range(len(requests))]
 
 
 def parse_pairs(path: Path) -> list[tuple[int, CheckRequest]]:

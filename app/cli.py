@@ -309,7 +309,8 @@ def show_cmd(
 
     wanted = list(dict.fromkeys(check_pmid(p) for p in pmids))
     views = document_views(open_documents(_settings(preset, overrides)), wanted)
-    missing = sorted(set(wanted) - {v.pmid for v in views}, key=wanted.index)
+    shown = {v.pmid for v in views}
+    missing = [p for p in wanted if p not in shown]
     if missing:
         raise BiociteError(f"unknown PMID {missing[0]} (not in the index)")
     if json_out:
