@@ -89,7 +89,6 @@ from biocite.citations import (
 from biocite.errors import BiociteError, ModelError
 from biocite.llm import answer_mass, make_chat_model, yes_probability
 from biocite.records import (
-    LIKELY,
     Answer,
     AnswerSentence,
     Citation,
@@ -100,6 +99,7 @@ from biocite.records import (
     SearchHit,
     Sentence,
     Trace,
+    hedged,
 )
 from biocite.retrieval import Retriever, TokenSource
 from biocite.sentences import is_metadata_sentence, states_aim
@@ -1069,7 +1069,7 @@ _BOTTOM_LINES = {
     "no": "Bottom line: no, the cited studies do not support it.",
     "mixed": "Bottom line: mixed, the cited studies are inconclusive or disagree.",
 }
-# Below LIKELY (biocite.records, which says why) the bottom line is hedged, as `Answer.verdict_shown` is.
+# Said when `records.hedged` (below LIKELY: records says why), as `Answer.verdict_shown` is.
 _UNSURE_LINES = {
     "yes": "Bottom line: uncertain, leaning yes (probability {p:.2f}): the cited studies may support it.",
     "no": "Bottom line: uncertain, leaning no (probability {p:.2f}): the cited studies may not support it.",
@@ -1124,7 +1124,7 @@ def bottom_line_sentence(
         by_pmid.setdefault(item.pmid, []).append(item)
     citations = [Citation(pmid=p, evidence=items) for p, items in list(by_pmid.items())[:max_citations]]
     text = _BOTTOM_LINES.get(verdict, "")
-    if probability is not None and round(probability, 2) < LIKELY and verdict in _UNSURE_LINES:  # as shown
+    if hedged(verdict, probability):
         text = _UNSURE_LINES[verdict].format(p=probability)
     if not_covered:
         names = " or ".join(not_covered)

@@ -58,6 +58,11 @@ Verdict = Literal["yes", "no", "mixed", "insufficient"]
 LIKELY = 0.66
 
 
+def hedged(verdict: str | None, probability: float | None) -> bool:
+    """A stated verdict (yes, no, mixed) below `LIKELY` as shown (two decimals): said as uncertain."""
+    return verdict in ("yes", "no", "mixed") and probability is not None and round(probability, 2) < LIKELY
+
+
 class Section(BaseModel):
     """A labelled part of a structured abstract (BACKGROUND, METHODS, ...)."""
 
@@ -215,8 +220,7 @@ class Answer(BaseModel):
     def verdict_shown(self) -> str | None:
         """The verdict as the CLI and web page head it: "no", or "uncertain, leaning no" below `LIKELY` (as
         the bottom-line sentence says), so a bold "Verdict: no" never heads a probability of 0.47."""
-        p = self.verdict_probability
-        if self.verdict is None or p is None or round(p, 2) >= LIKELY or self.verdict == "insufficient":
+        if not hedged(self.verdict, self.verdict_probability):
             return self.verdict
         return "uncertain, mixed" if self.verdict == "mixed" else f"uncertain, leaning {self.verdict}"
 
