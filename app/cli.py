@@ -391,7 +391,7 @@ def ask(
 
 @app.command("chat")
 def chat(mode: ModeOpt = None, preset: PresetOpt = None, overrides: SetOpt = None) -> None:
-    """Terminal chat: follow-ups use the conversation; /sources, /evidence N, /reset, /quit."""
+    """Terminal chat: follow-ups use the conversation; /sources, /evidence N, /abstract N, /reset, /quit."""
     from biocite.app.chat import run_chat
 
     run_chat(_settings(preset, overrides), mode, console)

@@ -43,6 +43,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
+from starlette.routing import BaseRoute, Match
 from starlette.types import Receive, Scope, Send
 
 from biocite.agent.checks import check_question
@@ -564,6 +565,11 @@ QUEUED: dict[int | str, dict[str, Any]] = {
 def _one_line(exc: RequestValidationError) -> str:
     parts = []
     for error in exc.errors():
+        if error.get("type") == "json_invalid":  # loc is ("body", character offset)
+            at = error.get("loc", ("body", 0))[-1]
+            reason = error.get("ctx", {}).get("error", "invalid")
+            parts.append(f"the request body is not valid JSON: {reason} (character {at})")
+            continue
         where = ".".join(str(p) for p in error.get("loc", ()) if p not in ("body", "query"))
         parts.append(f"{where or 'request'}: {error.get('msg', 'invalid')}")
     return "; ".join(parts)
@@ -767,8 +773,37 @@ def create_app(settings: Settings, *, agent: Any | None = None) -> FastAPI:
 
     app.include_router(v1)
     if WEB_DIR.is_dir():
-        app.mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web")  # last: /v1 and /healthz win
+        app.mount("/", WebFiles([*app.routes, *v1.routes], WEB_DIR), name="web")  # last: /v1 and /healthz win
     return app
+
+
+class WebFiles(StaticFiles):
+    """The web page's files, mounted at `/` after the API. A mount at `/` matches every path, so an API path
+    asked with the wrong method (GET /v1/ask) would reach it and read as 404; it is a 405 naming the method,
+    and an unknown /v1/ path is a 404 whatever the method (not the files' 405)."""
+
+    def __init__(self, api_routes: list[BaseRoute], directory: Path) -> None:
+        super().__init__(directory=directory, html=True)
+        self.api_routes = api_routes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        for route in self.api_routes:
+            methods = getattr(route, "methods", None)
+            if methods and route.matches(scope)[0] is Match.PARTIAL:
+                allowed = ", ".join(sorted(methods))
+                response = JSONResponse(
+                    {"detail": f"{scope['path']} takes {allowed}, not {scope['method']}"},
+                    status_code=405, headers={"Allow": allowed},
+                )  # fmt: skip
+                await response(scope, receive, send)
+                return
+        if scope["path"].startswith("/v1/"):  # not a page: say so, whatever the method
+            response = JSONResponse(
+                {"detail": f"{scope['path']}: no such endpoint (the API is listed at /docs)"}, 404
+            )
+            await response(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
 
 
 def _version() -> str:

@@ -28,6 +28,8 @@ from biocite.records import Answer, AnswerSentence, Citation
 from biocite.settings import Settings, load_settings
 from tests.conftest import QUESTION_PMIDS, write_question_corpus
 
+JSON = {"content-type": "application/json"}
+
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, dict[str, str], Agent]:
@@ -179,6 +181,7 @@ def test_search_and_documents(client) -> None:
         ("post", "/v1/ask/stream", {"json": {"question": ""}}, "the question is empty"),
         ("post", "/v1/ask", {"json": {"question": "ok?", "thread_id": "a b"}}, "thread_id"),
         ("post", "/v1/ask", {"json": {}}, "question: Field required"),
+        ("post", "/v1/ask", {"content": b'{"question": ', "headers": JSON}, "body is not valid JSON"),
         ("get", "/v1/search", {"params": {"q": "aspirin", "k": 51}}, "limit is 50 (server.max_k)"),
         ("get", "/v1/search", {"params": {"q": "aspirin", "k": 0}}, "k:"),
         ("get", "/v1/search", {"params": {"q": "  "}}, "the query is empty"),
@@ -193,6 +196,26 @@ def test_limits_answer_422_with_one_line(client, method, path, kwargs, message) 
     assert response.status_code == 422
     detail = response.json()["detail"]
     assert isinstance(detail, str) and message in detail and "\n" not in detail
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "message"),
+    [
+        ("get", "/v1/ask", 405, "/v1/ask takes POST, not GET"),
+        ("put", "/v1/search", 405, "/v1/search takes GET, not PUT"),
+        ("delete", "/healthz", 405, "/healthz takes GET, not DELETE"),
+        ("post", "/v1/asks", 404, "/v1/asks: no such endpoint"),
+        ("get", "/v1/", 404, "no such endpoint"),
+    ],
+)
+def test_wrong_method_or_path_is_named_not_served_as_a_missing_page(
+    client, method, path, status, message
+) -> None:
+    """The web page is mounted at /, which matches every path; the API's paths still answer for themselves."""
+    response = client.request(method.upper(), path)
+    assert response.status_code == status and message in response.json()["detail"]
+    if status == 405:
+        assert response.headers["allow"] in message
 
 
 def test_openapi_schema_and_page(client) -> None:
