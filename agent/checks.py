@@ -56,6 +56,11 @@ def check_question(question: str, max_chars: int) -> str:
             f"the limit is {max_chars} (agent.max_question_chars)"
         )
     if not any(c.isalpha() for c in text):
+        if text.isdigit():  # a PMID pasted as the question
+            raise InputError(
+                f"the question is a number, not words; to read the abstract of PMID {text}, "
+                f"use `biocite show {text}` or GET /v1/documents?pmids={text}"
+            )
         raise InputError("the question has no words")
     if not looks_english(text):
         raise InputError("the question does not look like English; biocite answers English questions only")

@@ -703,6 +703,13 @@ CASES: list[Case] = [
         check=names("UTF-8"),
     ),  # fmt: skip
     Case(
+        "ask with a PMID for a question",
+        ["ask", "31851484"],
+        2,
+        index=False,
+        check=names("biocite show 31851484"),
+    ),  # fmt: skip
+    Case(
         "ask with the model not installed",
         ["ask", "Does aspirin prevent stroke?"],
         2,

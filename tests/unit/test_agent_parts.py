@@ -96,6 +96,8 @@ def test_check_question_normalises_space_and_names_the_limit() -> None:
         check_question("why " * 50, 100)
     with pytest.raises(InputError, match="no words"):
         check_question("???", 100)
+    with pytest.raises(InputError, match="biocite show 12345"):
+        check_question(" 12345 ", 100)
 
 
 def test_clause_spans_and_phrases_are_exact_slices() -> None:
