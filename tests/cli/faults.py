@@ -835,7 +835,12 @@ CASES: list[Case] = [
         stdin=b"aspirin recurrent stroke\n",
         check=_stdout_has('"pmid": "1001"'),
     ),  # fmt: skip
-    Case("-q after the subcommand", ["index", "info", "-q"], 0, check=_stdout_has("status: complete")),
+    Case(
+        "-q after the subcommand; index info counts its files (hashes only in --json)",
+        ["index", "info", "-q"],
+        0,
+        check=both(_stdout_has("status: complete"), _stdout_has("--json lists them")),
+    ),  # fmt: skip
     Case("Ctrl-C while reading stdin", ["search", "-"], 130, runner=_ctrl_c),
 ]
 
