@@ -74,6 +74,8 @@ class BuildReport(BaseModel):
     seconds: dict[str, float] = Field(default_factory=dict)
     peak_rss_mb: float = 0.0
     read: ReadStats = Field(default_factory=ReadStats)
+    # PMIDs `index delete` was given that were not indexed
+    not_indexed: list[str] = Field(default_factory=list)
 
     def summary(self) -> str:
         steps = ", ".join(f"{name} {secs:.1f}s" for name, secs in self.seconds.items())
@@ -85,6 +87,12 @@ class BuildReport(BaseModel):
             f"index {self.index_dir}: {self.documents} documents, {self.sentences} sentences "
             f"(+{self.added} added, {self.changed} changed, -{self.removed} removed, {self.embedded} embedded)\n"
             + (resplit if self.resplit else "")
+            + (
+                f"not in the index: {', '.join(self.not_indexed)} (remembered as deleted: later builds keep "
+                "them out)\n"
+                if self.not_indexed
+                else ""
+            )
             + f"read: {self.read.summary()}\n"
             + "".join(f"  {line}\n" for line in self.read.warning_lines())
             + f"time: {steps}; peak memory {self.peak_rss_mb:.0f} MB"
@@ -250,6 +258,8 @@ def _build_into(
         )
         report.removed += store.delete(manifest.explicit_deletions)
         store.commit()
+    if not len(store):  # said here: the engines' own error ("bm25 build: the corpus is empty") names no cause
+        raise InputError("no documents left to index: every record read was skipped or deleted")
     with _timed(report, "embed"):
         # on Ray the workers embed (on their GPUs, if asked); the driver needs the model's name and size only
         embedder = Embedder.from_settings(cluster.driver_settings if cluster else settings)
@@ -338,7 +348,14 @@ def delete_documents(settings: Settings, pmids: Sequence[str]) -> BuildReport:
     if inputs is None:
         read_manifest(settings.index_dir)  # raises the one-line "no index" error
         raise IndexMismatchError(f"the index in {settings.index_dir} records no corpus sources")
-    return build_index(settings, inputs, progress=False, deletions=checked)
+    store = DocStore(settings.index_dir / DOCS_FILE, readonly=True)
+    try:
+        indexed = store.hashes_for(checked)
+    finally:
+        store.close()
+    report = build_index(settings, inputs, progress=False, deletions=checked)
+    report.not_indexed = [p for p in checked if p not in indexed]  # a mistyped PMID is shown, not silent
+    return report
 
 
 def add_sources(settings: Settings, paths: Sequence[Path], *, progress: bool = True) -> BuildReport:

@@ -753,6 +753,18 @@ CASES: list[Case] = [
     Case("index delete: PMID 'abc'", ["-q", "index", "delete", "abc"], 2, check=count_kept),
     Case("index delete: PMID -5", ["-q", "index", "delete", "--", "-5"], 2, check=count_kept),
     Case(
+        "index delete: every indexed PMID (the index would be empty)",
+        ["-q", "index", "delete", *MINI_PMIDS],
+        2,
+        check=both(names("no documents left to index"), all_docs_kept),
+    ),  # fmt: skip
+    Case(
+        "index delete: a PMID not indexed is named, and remembered",
+        ["index", "delete", "424242"],
+        0,
+        check=both(names("not in the index: 424242"), all_docs_kept),
+    ),  # fmt: skip
+    Case(
         "index add killed with -9, then search",
         ["search", "aspirin recurrent stroke", "-k", "4"],
         0,
