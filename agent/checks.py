@@ -47,6 +47,8 @@ def looks_english(text: str) -> bool:
 
 def check_question(question: str, max_chars: int) -> str:
     """The question stripped of surrounding space, or an InputError saying what is wrong with it."""
+    if not isinstance(question, str):  # biocite.ask(...) from Python: named, not an AttributeError
+        raise InputError(f"the question must be text, not {type(question).__name__}")
     text = " ".join(question.split())
     if not text:
         raise InputError("the question is empty")

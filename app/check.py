@@ -75,12 +75,16 @@ def validate_claim(claim: Any, where: str = "claim") -> str:
 
 
 def new_request(
-    claim: Any, pmids: Sequence[str | int], text: str | None, at: Mapping[str, str]
+    claim: Any, pmids: Sequence[str | int] | str | int, text: Any, at: Mapping[str, str]
 ) -> CheckRequest:
     """A `CheckRequest` from a user's input, checked field by field so that a bad one is named
     (`at["claim"]`, `at["pmids"]`, `at["text"]`: "--pmid" on the command line, "FILE:LINE" in a pairs file)
     instead of failing the model's validation as an internal error."""
     claim = validate_claim(claim, at["claim"])
+    if isinstance(pmids, str | int):  # biocite.check(claim, pmids="123"): one PMID, not three digits
+        pmids = [pmids]
+    if text is not None and not isinstance(text, str):
+        raise InputError(f"{at['text']}: the evidence must be text, not {type(text).__name__}")
     ids = list(dict.fromkeys(str(p).strip() for p in pmids))
     if "" in ids:
         raise InputError(f"{at['pmids']}: a PMID is empty")

@@ -196,6 +196,8 @@ class HybridRetriever:
         return bm25, dense, self.fuse(bm25, dense)
 
     def search(self, query: str, k: int = 10, *, stage: str | None = None) -> list[SearchHit]:
+        if not isinstance(query, str):  # biocite.search(...) from Python: named, not an AttributeError
+            raise BiociteError(f"the query must be text, not {type(query).__name__}")
         if not query.strip():
             raise BiociteError("the query is empty")
         if k < 1:

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from biocite import jsonfile
+from biocite.agent.checks import check_question
 from biocite.app.batch import JournalHeader, TopicRecord
+from biocite.app.check import new_request
 from biocite.app.runfiles import build_run, load_topics, validate_run
 from biocite.errors import BiociteError, InputError
 from biocite.evaluator.runs import load_run
@@ -160,3 +162,15 @@ def test_a_run_citing_a_non_pmid_is_an_input_error(tmp_path) -> None:
         {"text": "Sleep apnea improves with weight loss.", "citations": ["-5"]}]}]}  # fmt: skip
     with pytest.raises(InputError, match="not a PMID"):
         load_run(_file(tmp_path, json.dumps(run)))
+
+
+def test_python_callers_wrong_types_are_named_and_one_pmid_is_a_pmid() -> None:
+    """`biocite.check(claim, pmids="123")` meant one PMID (it was read as "1", "2", "3"); a question or
+    evidence that is not text is named instead of an AttributeError from deep inside."""
+    at = {"claim": "claim", "pmids": "pmids", "text": "text"}
+    assert new_request("Aspirin helps.", "31851484", None, at).pmids == ["31851484"]
+    assert new_request("Aspirin helps.", 31851484, None, at).pmids == ["31851484"]
+    with pytest.raises(InputError, match="text: the evidence must be text, not list"):
+        new_request("Aspirin helps.", [], ["a sentence"], at)
+    with pytest.raises(InputError, match="the question must be text, not NoneType"):
+        check_question(None, 100)  # type: ignore[arg-type]
