@@ -1,10 +1,11 @@
 """The answering graph: attribute first, then generate, then verify (LangGraph `StateGraph`).
 
     contextualize ─▶ plan ─▶ retrieve ─▶ attribute ─┬▶ conclude ─┬▶ generate ─▶ verify ─▶ polish ─┬▶ finalize
-                      ▲                             │            │      │ LLM failed  │ nothing kept │
-                      └─ thin / concept missing, ───┤            │      ▼             ▼              │
-                         rounds left                │            └▶ extractive ◀───────────────────┘
-                                                    └▶ abstain (thin or a key concept missing, no rounds left)
+          │           ▲                             │            │      │ LLM failed  │ nothing kept │
+          │           └─ thin / concept missing, ───┤            │      ▼             ▼              │
+          │              rounds left                │            └▶ extractive ◀───────────────────┘
+          │                                         └▶ abstain (thin or a key concept missing, no rounds left)
+          └▶ abstain (a follow-up with no earlier question: "What about in children?")
 
 Issue 12: `attribute` orders evidence by relevance mixed with P(answer-bearing) (agent/findings.py) and
 checks that every key concept of the question is in the evidence abstracts (agent/coverage.py);
@@ -34,7 +35,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
-from biocite.agent.checks import check_question
+from biocite.agent.checks import PRONOUNS, check_question, reads_as_follow_up
 from biocite.agent.coverage import (
     Concept,
     Coverage,
@@ -109,9 +110,6 @@ from biocite.tokenize import tokenize
 
 Judge = Callable[[list[BaseMessage]], float | None]
 Event = dict[str, Any]
-_PRONOUNS = re.compile(r"\b(it|its|they|them|their|this|that|these|those|he|she|such)\b", re.IGNORECASE)
-
-
 CONTEXT_OPEN = " (context: "  # how a short follow-up carries the previous question into retrieval
 _CHECK_EVERY_CHARS = 60  # generated text between two checks that anything more could still be kept
 
@@ -317,7 +315,11 @@ class Agent:
         history = state.get("history") or []
         question = state["question"]
         if not history:
-            return {"standalone": question}
+            df = self.doc_freqs
+            return {
+                "standalone": question,
+                "needs_context": df is not None and reads_as_follow_up(question, df),
+            }
         last = history[-1]
         notes = list(state.get("notes", []))
         if state["mode"] == "generate":
@@ -333,7 +335,7 @@ class Agent:
             except Exception as exc:  # noqa: BLE001 - any LLM failure falls back to the heuristic below
                 self._raise_if_config_error(exc)
                 notes.append(f"follow-up rewriting failed ({type(exc).__name__}); heuristic used")
-        if _PRONOUNS.search(question) or len(content_terms(question)) < 4:
+        if PRONOUNS.search(question) or len(content_terms(question)) < 4:
             standalone = f"{question}{CONTEXT_OPEN}{last.standalone})"
             notes.append("follow-up completed with the previous question")
             return {"standalone": standalone, "notes": notes}
@@ -621,6 +623,21 @@ class Agent:
         return {"sentences": sentences, "answer_mode": "extractive", "notes": notes}
 
     def abstain(self, state: AgentState) -> AgentState:
+        if state.get("needs_context"):
+            reason = (
+                f"{state['question']!r} reads as a follow-up, but there is no earlier question to complete it "
+                "with: ask the whole question (which treatment or condition, in whom)."
+            )
+        else:
+            reason = self._not_enough_evidence(state)
+        kind = question_type(state["standalone"])
+        update: AgentState = {"abstain_reason": reason, "sentences": [], "question_type": kind}
+        if kind == "yes/no":
+            update["verdict"], update["verdict_probability"] = "insufficient", None
+        return update
+
+    def _not_enough_evidence(self, state: AgentState) -> str:
+        """Why the evidence found is not enough: what was searched, and which bar it missed."""
         evidence = state.get("evidence", [])
         # a question with no content words searches itself again in round 2: said once
         queries = "; ".join(repr(q) for q in dict.fromkeys(state.get("queries", [])))
@@ -643,15 +660,10 @@ class Agent:
         if missing:
             # none of these concepts' words is in any indexed abstract (not only the ones found)
             found = "no indexed abstract mentions " + ", ".join(repr(c) for c in missing)
-        reason = (
+        return (
             f"Not enough evidence in the indexed abstracts: searched {queries} "
             f"({len(state.get('hits', []))} abstracts, {state.get('round', 0)} rounds); {found}."
         )
-        kind = question_type(state["standalone"])
-        update: AgentState = {"abstain_reason": reason, "sentences": [], "question_type": kind}
-        if kind == "yes/no":
-            update["verdict"], update["verdict_probability"] = "insufficient", None
-        return update
 
     def finalize(self, state: AgentState) -> AgentState:
         hits = state.get("hits", [])
@@ -715,6 +727,9 @@ class Agent:
         return {"answer": answer, "history": [turn]}
 
     # --- routing --------------------------------------------------------------------------------------
+
+    def route_after_contextualize(self, state: AgentState) -> str:
+        return "abstain" if state.get("needs_context") else "plan"
 
     def route_after_attribute(self, state: AgentState) -> str:
         enough = state.get("sufficient")
@@ -1218,7 +1233,7 @@ def build_graph(agent: Agent) -> StateGraph:
     for name in NODES:
         graph.add_node(name, _timed(name, getattr(agent, name)))  # type: ignore[call-overload]
     graph.add_edge(START, "contextualize")
-    graph.add_edge("contextualize", "plan")
+    graph.add_conditional_edges("contextualize", agent.route_after_contextualize, ["plan", "abstain"])
     graph.add_edge("plan", "retrieve")
     graph.add_edge("retrieve", "attribute")
     graph.add_conditional_edges("attribute", agent.route_after_attribute, ["conclude", "plan", "abstain"])

@@ -24,6 +24,7 @@ class AgentState(TypedDict, total=False):
     question: str  # as asked
     mode: str  # "generate" | "extractive"
     standalone: str  # the question rewritten to stand alone (chat follow-ups); else the question
+    needs_context: bool  # it refers back to an earlier question and there is none: the agent abstains
     round: int  # retrieval rounds done
     queries: list[str]  # every query searched, in order
     hits: list[SearchHit]  # every abstract retrieved, in order of first retrieval
@@ -57,6 +58,7 @@ def fresh_turn(question: str, mode: str) -> AgentState:
         question=question,
         mode=mode,
         standalone=question,
+        needs_context=False,
         round=0,
         queries=[],
         hits=[],

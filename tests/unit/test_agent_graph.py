@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import pytest
 from agent_fakes import ABSTRACTS, FakeRetriever, agent_settings, fake_model, overlap_judge
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
-from biocite.agent.graph import Agent, enforce_guarantees
+from biocite.agent.coverage import DocumentFrequencies
+from biocite.agent.graph import Agent, enforce_guarantees, make_checkpointer
 from biocite.errors import InputError, ModelError
 from biocite.records import AnswerSentence, Citation
 
@@ -192,6 +194,20 @@ def test_unanswerable_question_abstains_after_the_rounds_naming_the_queries() ->
     answer = agent.ask("What is it?", mode="extractive")
     assert answer.abstained and answer.trace.queries == ["What is it?", "What is it?"]
     assert "searched 'What is it?' (" in (answer.abstain_reason or "")
+
+
+def test_a_follow_up_with_no_earlier_question_abstains_saying_so_and_is_completed_in_a_thread() -> None:
+    retriever = FakeRetriever()
+    agent = Agent(agent_settings(), retriever=retriever, checkpointer=make_checkpointer())
+    agent._loaded.add("doc_freqs")  # an index where "children" is a generic word: in half the abstracts
+    agent._doc_freqs = DocumentFrequencies(Counter({"children": 500}), 1000)
+    answer = agent.ask("What about in children?", mode="extractive")
+    assert answer.abstained and answer.trace.rounds == 0 and retriever.queries == []
+    assert "reads as a follow-up, but there is no earlier question" in (answer.abstain_reason or "")
+    agent.ask(QUESTION, mode="extractive", thread_id="t")
+    follow = agent.ask("What about in children?", mode="extractive", thread_id="t")
+    assert "follow-up completed with the previous question" in follow.trace.notes
+    assert "reads as a follow-up" not in (follow.abstain_reason or "")
 
 
 def test_thin_evidence_triggers_a_second_round_with_a_rewritten_query() -> None:
