@@ -148,14 +148,22 @@ def _suffix_kind(path: Path) -> str | None:
 
 
 def expand_paths(paths: Sequence[Path | str]) -> list[Path]:
-    """Files as given; folders recursed with their corpus files sorted by relative path."""
+    """Files as given; folders recursed with their corpus files sorted by relative path. Hidden files and
+    folders in a folder are left out: macOS's `._pubmed24n0001.xml.gz` copies are not PubMed, and a `.venv`
+    or `.git` inside holds no corpus."""
     if isinstance(paths, str | Path):  # one path given bare, not a string to iterate character by character
         paths = [paths]
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = [p for p in path.rglob("*") if p.is_file() and _suffix_kind(p)]
+            found = [
+                p
+                for p in path.rglob("*")
+                if p.is_file()
+                and _suffix_kind(p)
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            ]
             files.extend(sorted(found, key=lambda p: p.relative_to(path).as_posix()))
         elif path.is_file():
             if _suffix_kind(path) is None:

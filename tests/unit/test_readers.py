@@ -102,6 +102,18 @@ def test_update_folder_replaces_and_deletes_in_name_order() -> None:
     assert (stats.files, stats.records, stats.duplicates, stats.deleted) == (2, 4, 1, 1)  # README ignored
 
 
+def test_a_folder_leaves_out_hidden_files_and_folders(tmp_path: Path) -> None:
+    """A folder copied from a Mac has `._name.xml` companions (not XML at all); one with a `.git` or `.venv`
+    has files of its own. Given by name, a hidden file is still read."""
+    shutil.copytree(FIXTURES / "updates", tmp_path / "u")
+    (tmp_path / "u" / "._pubmed26n0010.xml").write_bytes(b"\x00\x05\x16\x07 Mac OS X resource fork")
+    (tmp_path / "u" / ".venv" / "lib").mkdir(parents=True)
+    (tmp_path / "u" / ".venv" / "lib" / "manifest.xml").write_text("<assembly/>")
+    assert sorted(read_documents([tmp_path / "u"])) == ["9100001", "9100002"]
+    with pytest.raises(InputError, match="._pubmed26n0010.xml"):
+        read_documents([tmp_path / "u" / "._pubmed26n0010.xml"])
+
+
 def test_iter_records_yields_in_file_order() -> None:
     records, _ = _read(FIXTURES / "updates")
     kinds = [r.pmid if isinstance(r, Document) else ("del", *r.pmids) for r in records]
