@@ -419,7 +419,7 @@ def serve(
     """HTTP API (/v1, OpenAPI at /docs) and the web chat page at /; one answer at a time, the rest queue."""
     import uvicorn
 
-    from biocite.app.server import create_app
+    from biocite.app.server import check_listen, create_app
     from biocite.index.store import read_manifest
 
     # oneDNN caches a kernel per input shape; every answer embeds new shapes, so a long-running server's
@@ -429,6 +429,7 @@ def serve(
     read_manifest(settings.index_dir)  # no index: one clear line now, not a traceback at startup
     host = host or settings.server.host
     port = settings.server.port if port is None else port
+    check_listen(host, port)
     if host not in ("0.0.0.0", "::") and host not in settings.server.allowed_hosts:
         server = settings.server.model_copy(update={"allowed_hosts": [*settings.server.allowed_hosts, host]})
         settings = settings.model_copy(update={"server": server})

@@ -24,6 +24,7 @@ import logging
 import math
 import os
 import secrets
+import socket
 import threading
 import time
 import uuid
@@ -804,6 +805,22 @@ class WebFiles(StaticFiles):
             await response(scope, receive, send)
             return
         await super().__call__(scope, receive, send)
+
+
+def check_listen(host: str, port: int) -> None:
+    """Fail now, in one line, where uvicorn would fail after loading the models (exit 3, an ERROR log):
+    an unknown host name, an address this machine does not have, a port in use or not allowed."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise InputError(f"--host {host}: not an address to listen on ({exc.strerror})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise InputError(f"--host {host} --port {port}: cannot listen there ({exc.strerror})") from None
 
 
 def _version() -> str:

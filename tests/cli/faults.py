@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -218,6 +219,12 @@ def _repair_then_search(lab: Lab, home: Path, case: Case) -> Result:
     if broken.rc != 2:
         return Result(broken.rc, broken.out, "damaged store not refused: " + broken.err)
     return lab.run(home, case.args)
+
+
+def _serve_on_a_port_in_use(lab: Lab, home: Path, case: Case) -> Result:
+    """uvicorn loaded the models, then logged "address already in use" and exited 3."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        return lab.run(home, [*case.args, "--port", str(taken.getsockname()[1])])
 
 
 def _wait_reading_stdin(pid: int, timeout: float = 60) -> None:
@@ -666,6 +673,19 @@ CASES: list[Case] = [
     Case("search --topics without --trec-run", ["search", "--topics", "pubmedqa"], 2, index=False),
     Case("models verify: unknown id", ["models", "verify", "nosuch"], 2, index=False, check=names("nosuch")),
     Case("serve without an index", ["serve", "--port", "0"], 2, index=False, check=names("index build")),
+    Case(
+        "serve on a port in use",
+        ["serve"],
+        2,
+        runner=_serve_on_a_port_in_use,
+        check=names("cannot listen there", "in use"),
+    ),  # fmt: skip
+    Case(
+        "serve on a host name that is not one",
+        ["serve", "--host", "256.1.1.1"],
+        2,
+        check=names("--host 256.1.1.1"),
+    ),
     Case("train reranker without an index", ["train", "reranker"], 2, index=False),
     Case("train verdict without an index", ["train", "verdict"], 2, index=False, check=names("index build")),
     Case(
