@@ -9,13 +9,13 @@ Offsets of evidence sentences and phrases index the abstract text (`Document.abs
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from biocite import jsonfile
 from biocite.app.documents import open_documents
 from biocite.errors import InputError
 from biocite.evaluator.runs import load_run
@@ -152,43 +152,39 @@ def check_requests(
 
 
 def parse_pairs(path: Path) -> list[tuple[int, CheckRequest]]:
-    """`{"claim", "evidence"}` or `{"claim", "pmids"}` per line; errors name the line."""
-    if not path.is_file():
-        raise InputError(f"{path}: file not found")
+    """`{"claim", "evidence"}` or `{"claim", "pmids"}` per line; errors name the line (`jsonfile`: UTF-8 with
+    or without a byte-order mark, an empty file refused)."""
     out = []
-    with path.open() as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{n}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise InputError(f"{path}:{n}: expected an object with 'claim' and 'evidence' or 'pmids'")
-            evidence, pmids = row.get("evidence"), row.get("pmids")
-            if evidence is None and pmids is None:
-                raise InputError(f"{path}:{n}: field 'evidence' or 'pmids' is missing")
-            if evidence is not None and not isinstance(evidence, str):
-                raise InputError(f"{path}:{n}: field 'evidence' must be text")
-            if pmids is not None and (
-                not isinstance(pmids, list) or not pmids or not all(isinstance(p, str | int) for p in pmids)
-            ):
-                raise InputError(f"{path}:{n}: field 'pmids' must be a non-empty list of PMIDs")
-            at = {
-                "claim": f"{path}:{n}",
-                "pmids": f"{path}:{n}: field 'pmids'",
-                "text": f"{path}:{n}: field 'evidence'",
-            }
-            out.append((n, new_request(row.get("claim"), pmids or [], evidence, at)))
+    for n, row in jsonfile.iter_jsonl(jsonfile.read_text(path), str(path)):
+        if not isinstance(row, dict):
+            raise InputError(f"{path}:{n}: expected an object with 'claim' and 'evidence' or 'pmids'")
+        evidence, pmids = row.get("evidence"), row.get("pmids")
+        if evidence is None and pmids is None:
+            raise InputError(f"{path}:{n}: field 'evidence' or 'pmids' is missing")
+        if evidence is not None and not isinstance(evidence, str):
+            raise InputError(f"{path}:{n}: field 'evidence' must be text")
+        if pmids is not None and (
+            not isinstance(pmids, list) or not pmids or not all(isinstance(p, str | int) for p in pmids)
+        ):
+            raise InputError(f"{path}:{n}: field 'pmids' must be a non-empty list of PMIDs")
+        at = {
+            "claim": f"{path}:{n}",
+            "pmids": f"{path}:{n}: field 'pmids'",
+            "text": f"{path}:{n}: field 'evidence'",
+        }
+        out.append((n, new_request(row.get("claim"), pmids or [], evidence, at)))
     return out
 
 
 def check_pairs(
-    model: SupportModel, path: Path, fetch: Fetch | None, batch: int = BATCH
+    model: SupportModel,
+    path: Path,
+    rows: Sequence[tuple[int, CheckRequest]],
+    fetch: Fetch | None,
+    batch: int = BATCH,
 ) -> Iterator[CheckResult]:
-    """One result per line, judged `batch` lines at a time (the whole file is validated first)."""
-    rows = parse_pairs(path)
+    """One result per line of `rows` (`parse_pairs(path)`: the whole file validated first, and read once, so
+    standard input works), judged `batch` lines at a time."""
     for lo in range(0, len(rows), batch):
         chunk = rows[lo : lo + batch]
         yield from check_requests(model, [r for _, r in chunk], fetch, [f"{path}:{n}" for n, _ in chunk])

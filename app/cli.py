@@ -546,7 +546,10 @@ def check_cmd(
     text: Annotated[str | None, typer.Option("--text", help="Evidence text instead of PMIDs.")] = None,
     pairs: Annotated[
         Path | None,
-        typer.Option("--pairs", help='JSONL of {"claim", "evidence"|"pmids"}; one verdict per line.'),
+        typer.Option(
+            "--pairs",
+            help='JSONL of {"claim", "evidence"|"pmids"} (- reads standard input); one verdict per line.',
+        ),
     ] = None,
     run: Annotated[
         Path | None, typer.Option("--run", help="Audit every citation of a BioGen run file.")
@@ -601,7 +604,7 @@ def check_cmd(
         rows = parse_pairs(pairs)  # every line validated before the model loads
         fetch = index_fetch(settings) if any(r.pmids for _, r in rows) else None
         model = SupportModel.load(settings)
-        for result in check_pairs(model, pairs, fetch):
+        for result in check_pairs(model, pairs, rows, fetch):
             print(result.model_dump_json(), flush=True)
         return
     request = new_request(claim, pmid or [], text, {"claim": "claim", "pmids": "--pmid", "text": "--text"})

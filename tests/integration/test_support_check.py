@@ -39,12 +39,13 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, SupportMo
     return settings, SupportModel.load(settings)  # installs the shipped model once (conftest)
 
 
-def biocite(settings: Settings, *args: str) -> subprocess.CompletedProcess:
+def biocite(settings: Settings, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
     exe = shutil.which("biocite") or str(Path(sys.executable).with_name("biocite"))
     overrides = ["--set", f"home={settings.home}", "--set", f"index.dir={settings.index_dir}"]
     return subprocess.run(
-        [exe, *args, "--preset", "test", *overrides], capture_output=True, text=True, timeout=300, cwd=REPO
-    )
+        [exe, *args, "--preset", "test", *overrides],
+        input=stdin, capture_output=True, text=True, timeout=300, cwd=REPO,
+    )  # fmt: skip
 
 
 def check_verdict(doc: dict, evidence: str) -> None:
@@ -110,6 +111,10 @@ def test_pairs_file_one_verdict_per_line(setup, tmp_path) -> None:
     path.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"claim": "x", "pmids": ["77"]}) + "\n")
     bad = biocite(settings, "check", "--pairs", str(path))
     assert bad.returncode == 2 and "pairs.jsonl:2" in bad.stderr and "unknown PMID 77" in bad.stderr
+    # standard input, written on Windows (a byte-order mark, CRLF): read once, judged the same
+    piped = biocite(settings, "check", "--pairs", "-", stdin="\ufeff" + json.dumps(rows[0]) + "\r\n")
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["probs"] == out[0]["probs"]
 
 
 def test_a_verdict_does_not_depend_on_what_else_is_checked_with_it(setup, tmp_path) -> None:

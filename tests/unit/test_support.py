@@ -133,7 +133,8 @@ def test_ranker_orders_sentences_by_learned_score() -> None:
 def test_pairs_file_errors_name_the_line(tmp_path) -> None:
     good = {"claim": "Aspirin reduces stroke.", "evidence": "Aspirin reduced stroke."}
     cases = {
-        "not JSON": "{oops",
+        "not valid JSON": "{oops",
+        "not valid UTF-8": "\udcff",
         "field 'evidence' or 'pmids' is missing": json.dumps({"claim": "x"}),
         "the claim is empty": json.dumps({"claim": " ", "evidence": "y"}),
         "field 'pmids' must be": json.dumps({"claim": "x", "pmids": []}),
@@ -147,12 +148,18 @@ def test_pairs_file_errors_name_the_line(tmp_path) -> None:
     }
     for message, bad in cases.items():
         path = tmp_path / "pairs.jsonl"
-        path.write_text(json.dumps(good) + "\n" + bad + "\n")
+        path.write_text(json.dumps(good) + "\n" + bad + "\n", errors="surrogateescape")
         with pytest.raises(InputError, match=f"pairs.jsonl:2: .*{message}"):
             parse_pairs(path)
     path.write_text(json.dumps(good) + "\n" + json.dumps({"claim": "y", "pmids": ["1", 2]}) + "\n")
     rows = parse_pairs(path)
     assert [n for n, _ in rows] == [1, 2] and rows[1][1].pmids == ["1", "2"]
+    # written on Windows: a byte-order mark and CRLF line ends are read; an empty file is refused
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(good).encode() + b"\r\n")
+    assert parse_pairs(path)[0][1].claim == good["claim"]
+    path.write_text("\n")
+    with pytest.raises(InputError, match="pairs.jsonl: the file is empty"):
+        parse_pairs(path)
 
 
 def test_verbatim_index_finds_the_claim_as_a_whole_sentence_only() -> None:
