@@ -36,6 +36,7 @@ from biocite.agent.graph import Agent
 from biocite.app.runfiles import LIMITS, Topic, TopicSet, build_run
 from biocite.cluster import connect_ray
 from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
+from biocite.evaluator.runs import journal_path
 from biocite.files import atomic_write_json, output_file
 from biocite.index.hybrid import open_retriever
 from biocite.records import Answer
@@ -119,10 +120,6 @@ def _journal_row(path: Path, n: int, row: Any, model: type[RowT]) -> RowT:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"]) or "line"
         raise InputError(f"{path}:{n}: not a journal {what}: {field}: {first['msg']}") from None
-
-
-def journal_path(run: Path) -> Path:
-    return run.with_name(run.stem + ".journal.jsonl")
 
 
 class Journal:

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from biocite import pubmedqa
-from biocite.app.batch import JournalHeader, TopicRecord, journal_path, read_journal
+from biocite.app.batch import JournalHeader, TopicRecord, read_journal
 from biocite.app.evaluation import METRICS_FILE, REPORT_FILE, evaluate_run_file
 from biocite.errors import InputError
 from biocite.evaluator.nuggets import clause_nuggets
 from biocite.evaluator.report import write_report
-from biocite.evaluator.runs import load_run
+from biocite.evaluator.runs import journal_path, load_run
 from biocite.files import output_folder
 from biocite.settings import Settings
 

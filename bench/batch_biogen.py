@@ -27,10 +27,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from biocite.app.batch import journal_path, read_journal, run_batch  # noqa: E402
+from biocite.app.batch import read_journal, run_batch
 from biocite.app.batchreport import batch_section, headline, report_run  # noqa: E402
 from biocite.app.runfiles import load_topics, validate_run  # noqa: E402
 from biocite.evaluator.evaluate import ALL_METRICS  # noqa: E402
+from biocite.evaluator.runs import journal_path  # noqa: E402
 from biocite.settings import Settings, load_settings  # noqa: E402
 
 

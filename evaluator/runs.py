@@ -13,7 +13,8 @@ Formats (detected from the content, not the file name):
   {"M1": {"answer_sentences": [{"sentence", "citation_assessment": [{"cited_pmid"}]}]}, ...}}`; each
   (question, system) becomes one entry with topic_id `<question_id>/<system>`. This shape is inferred from
   BioACE's published code (its sample file was not available here).
-Questions missing from a BioGen run come from the topics files shipped in data/biogen.
+Questions missing from a BioGen run come from the journal `biocite batch` kept beside it, else from the topics
+files shipped in data/biogen.
 Malformed input raises one InputError naming the file, the topic and the field.
 """
 
@@ -43,6 +44,30 @@ class Run(BaseModel):
     path: str
     format: str
     entries: list[RunEntry]
+
+
+def journal_path(run: Path) -> Path:
+    """Where `biocite batch` keeps the journal of a run file: beside it, `<run>.journal.jsonl`."""
+    return run.with_name(run.stem + ".journal.jsonl")
+
+
+def journal_questions(run: Path) -> dict[str, str]:
+    """The questions `biocite batch` answered for a run file, by topic id, from its journal (official
+    BioGen run files carry no question); {} without a readable journal."""
+    path = journal_path(run)
+    if str(run) == "-" or not path.is_file():
+        return {}
+    try:
+        _, rows = jsonfile.load_json_or_jsonl(path)
+    except InputError:
+        return {}
+    if not rows or not is_journal(rows):
+        return {}
+    return {
+        str(row["topic_id"]): row["question"]
+        for _, row in rows[1:]
+        if isinstance(row, dict) and "topic_id" in row and isinstance(row.get("question"), str)
+    }
 
 
 def is_journal(rows: list[tuple[int, Any]]) -> bool:
@@ -85,7 +110,11 @@ def _question(path: Path, topic: str, given: Any, topics: dict[str, str]) -> str
         return given
     if topic in topics:
         return topics[topic]
-    raise _fail(path, topic, "question", "missing, and the topic is not a known BioGen topic")
+    raise _fail(
+        path, topic, "question",
+        f"missing, and the topic is not a known BioGen topic (for a run `biocite batch` wrote from your own "
+        f"topics, keep its journal, {journal_path(path).name}, beside it)",
+    )  # fmt: skip
 
 
 def _biocite_entry(path: Path, row: Any, where: str) -> RunEntry:
@@ -260,7 +289,8 @@ def _load_run(path: Path) -> Run:
         name = str(data.get("run_name", path.stem))
         return Run(run_name=name, path=str(path), format="biocite", entries=_unique(path, entries))
     if isinstance(data, dict) and "results" in data:
-        run = _biogen(path, data, topics)
+        # the questions batch answered come first: topic "1" of the user's own topics is not BioGen's "1"
+        run = _biogen(path, data, {**topics, **journal_questions(path)})
         run.entries = _unique(path, run.entries)
         return run
     if (

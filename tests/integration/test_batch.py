@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from biocite.app.batch import journal_path, read_journal, run_batch
+from biocite.app.batch import read_journal, run_batch
 from biocite.app.batchreport import report_run
 from biocite.app.runfiles import load_topics, validate_run
+from biocite.evaluator.runs import journal_path
 from biocite.index.build import build_index
 from biocite.index.hybrid import clear_retriever_cache
 from biocite.pubmedqa import read_items

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from biocite.app.batch import effective_workers, journal_path, read_journal, run_batch
+from biocite.app.batch import effective_workers, read_journal, run_batch
 from biocite.app.runfiles import Topic, TopicSet, validate_run
 from biocite.errors import InputError, ModelError
+from biocite.evaluator.runs import journal_path
 from biocite.records import Answer, AnswerSentence, Citation
 from biocite.settings import load_settings
 

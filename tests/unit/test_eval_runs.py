@@ -9,7 +9,7 @@ import pytest
 
 from biocite.app.evaluation import load_gold, parse_metrics
 from biocite.errors import InputError
-from biocite.evaluator.runs import load_run, parse_inline_citations
+from biocite.evaluator.runs import journal_path, load_run, parse_inline_citations
 from biocite.records import Answer, AnswerSentence, Citation
 from biocite.settings import DATA_DIR
 
@@ -55,6 +55,28 @@ def test_biogen2025_sentences(tmp_path) -> None:
     run = load_run(_write(tmp_path, data))
     assert run.format == "biogen2025" and run.entries[0].question.startswith("what is axonal injury")
     assert [c.pmid for c in run.entries[0].answer.sentences[0].citations] == ["123", "456"]
+
+
+def test_a_batch_run_of_ones_own_topics_reads_its_questions_from_the_journal_beside_it(tmp_path) -> None:
+    """An official BioGen run file has no questions; `biocite batch` keeps them in `<run>.journal.jsonl`.
+    Topic "181" of the user's own topics is theirs, not BioGen's topic 181."""
+    data = {
+        "results": [
+            {"topic_id": t, "answer": [{"text": "A sentence.", "citations": ["5"]}]} for t in ("181", "q7")
+        ]
+    }
+    run_path = _write(tmp_path, data, "mine.json")
+    with pytest.raises(InputError, match="topic q7: field 'question'.*keep its journal, mine.journal.jsonl"):
+        load_run(run_path)
+    header = {"kind": "header", "topics": "own.json", "format": "biogen2025", "mode": "extractive",
+              "index_dir": "i", "llm": "none"}  # fmt: skip
+    rows = [header] + [
+        {"kind": "topic", "topic_id": t, "question": q, "status": "answered"}
+        for t, q in (("181", "Does my own question count?"), ("q7", "Is q7 mine?"))
+    ]
+    journal_path(run_path).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = load_run(run_path)
+    assert [e.question for e in run.entries] == ["Does my own question count?", "Is q7 mine?"]
 
 
 def test_bioace_shape(tmp_path) -> None:
