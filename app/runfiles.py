@@ -272,6 +272,16 @@ def _structure_problem(error: Any) -> tuple[tuple[Any, ...], str]:
     return (where[:-1] if error["type"] == "missing" else where), _FIELD_MESSAGES[field]
 
 
+def _is_journal(text: str) -> bool:
+    """Whether the text opens with a batch journal's header line (its other lines made it "not valid JSON")."""
+    first = text.split("\n", 1)[0]
+    try:
+        head = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(head, dict) and head.get("kind") == "header"
+
+
 def validate_run(path: Path, topics: list[str] | None = None) -> tuple[str | None, list[Problem]]:
     """(format, problems) of a BioGen 2024/2025 run file; `topics`: ids the run must answer, if given.
     Structure is checked by the format's model (`biocite.runformats`); limits and citations after it."""
@@ -280,6 +290,9 @@ def validate_run(path: Path, topics: list[str] | None = None) -> tuple[str | Non
         return None, [Problem(line=1, where="file", message="not found")]
     try:
         text = jsonfile.read_text(path)
+        if _is_journal(text):
+            why = "a `biocite batch` journal, not a run file: validate the run file batch wrote beside it"
+            return None, [Problem(line=1, where="file", message=why)]
         data = jsonfile.parse(text, str(path))
     except InputError as exc:  # "<path>:<line>: why" -> a Problem at that line
         line, _, why = str(exc).removeprefix(f"{path}:").partition(": ")

@@ -157,6 +157,13 @@ def test_validator_format_errors(tmp_path: Path) -> None:
         "results": [{"topic_id": "1", "responses": [{"text": "a b", "citations": ["1", "2", "3", "4"]}]}],
     }
     assert any("4 PMIDs; at most 3 per sentence" in f for f in errors(write(tmp_path, many, "m.json")))
+    journal = (
+        tmp_path / "run.journal.jsonl"
+    )  # given by mistake: named as such, not "not valid JSON" at line 2
+    journal.write_text('{"kind": "header", "topics": "t"}\n{"kind": "topic", "topic_id": "1"}\n')
+    assert errors(journal) == [
+        f"{journal}:1: file: a `biocite batch` journal, not a run file: validate the run file batch wrote beside it"
+    ]
 
 
 def test_validate_cli_exit_codes(tmp_path: Path) -> None:
