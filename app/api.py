@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from biocite.agent.graph import Agent
 from biocite.app.check import check_requests, index_fetch, new_request
 from biocite.app.evaluation import evaluate_answers
+from biocite.errors import InputError
 from biocite.index.hybrid import open_retriever
 from biocite.records import Answer, SearchHit
 from biocite.settings import Settings, load_settings
@@ -93,7 +94,7 @@ def evaluate(
 
     items = [answers] if isinstance(answers, Answer) else list(answers)
     if gold is not None and len(gold) != len(items):
-        raise ValueError(f"gold has {len(gold)} entries for {len(items)} answers")
+        raise InputError(f"gold has {len(gold)} entries for {len(items)} answers")
     return evaluate_answers(settings_for(settings, preset, overrides), items, gold=gold, metrics=metrics)
 
 
