@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 from biocite.embedder import Embedder
 from biocite.errors import IndexMismatchError, InputError
+from biocite.files import output_folder
 from biocite.index.bm25 import Backend, BM25Index
 from biocite.index.dense import DenseIndex, choose_faiss_kind
 from biocite.index.distributed import RayBuild
@@ -161,7 +162,7 @@ def build_index(
     address to parse and embed on Ray workers (index/distributed.py)."""
     files = corpus_files(paths)
     deletions = [check_pmid(p) for p in deletions]
-    index_dir = settings.index_dir
+    index_dir = output_folder(settings.index_dir)  # index.dir naming a file: one line, exit 2
     if _is_complete(index_dir):
         return _build_staged(settings, paths, files, progress=progress, deletions=deletions, ray=ray)
     index_dir.mkdir(parents=True, exist_ok=True)

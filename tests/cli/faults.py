@@ -737,6 +737,14 @@ CASES: list[Case] = [
     ),  # fmt: skip
     # --- the index: missing, failed updates, damaged files, repair
     Case("search without an index", ["search", "aspirin"], 2, index=False, check=names("index build")),
+    Case(
+        "index build into an index.dir that is a file",
+        ["-q", "index", "build", "--corpus", f("good.jsonl"), "-s", f"index.dir={f('good.jsonl')}"],
+        2,
+        index=False,
+        setup=_failed_add_keeps,
+        check=names("good.jsonl: a file, not a folder"),
+    ),  # fmt: skip
     Case("index add without an index", ["index", "add", "mini.jsonl"], 2, index=False),
     Case("index add: no such file", ["-q", "index", "add", "nosuch.jsonl"], 2, check=count_kept),
     Case(
