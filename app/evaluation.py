@@ -425,6 +425,10 @@ def compare_runs(
     judge: str | None = None,
 ) -> dict[str, Any]:
     output_folder(out_dir)
+    if "-" not in (str(a), str(b)):  # standard input is read once, by the evaluation
+        ids = [{e.topic_id for e in load_run(path).entries} for path in (a, b)]
+        if not ids[0] & ids[1]:  # said before minutes of judging: every paired difference would be null
+            raise InputError(f"{a} and {b} share no topic id: nothing to compare")
     docs = []
     for name, path in (("a", a), ("b", b)):
         docs.append(

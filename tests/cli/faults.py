@@ -376,6 +376,10 @@ def _runs(lab: Lab, _: Path) -> None:
     lab.file("nan.json", '{"team_id": "t", "run_name": "r", "contact_email": "e", "results": [{"topic_id": '
              '"116", "answer": "x", "score": NaN}]}')  # fmt: skip
     lab.file("empty.json", "")
+    lab.file(
+        "other_topics.json",
+        json.dumps({"results": [{"topic_id": "181", "answer": [{"text": "A.", "citations": ["1"]}]}]}),
+    )
     lines = json.dumps(valid, indent=1).splitlines()
     lines[92] = lines[92] + " oops"
     lab.file("line93.json", "\n".join(lines))
@@ -577,6 +581,14 @@ CASES: list[Case] = [
         check=names("no answers"),
     ),  # fmt: skip
     Case("report: missing file", ["report", "nosuch.json"], 2, index=False),
+    Case(
+        "evaluate --compare: runs with no topic in common",
+        ["evaluate", "--compare", f("valid.json"), "--compare", f("other_topics.json"), "--out", "cmp"],
+        2,
+        index=False,
+        setup=_runs,
+        check=names("share no topic id"),
+    ),  # fmt: skip
     Case(
         "report: --gold neither a file nor pubmedqa",
         ["report", f("valid.json"), "--gold", "nosuch"],
