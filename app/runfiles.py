@@ -275,9 +275,11 @@ def _structure_problem(error: Any) -> tuple[tuple[Any, ...], str]:
 def _is_journal(text: str) -> bool:
     """Whether the text opens with a batch journal's header line (its other lines made it "not valid JSON")."""
     first = text.split("\n", 1)[0]
+    if not first.lstrip().startswith("{") or '"header"' not in first:
+        return False
     try:
         head = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(head, dict) and head.get("kind") == "header"
 
