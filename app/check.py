@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from biocite import jsonfile
 from biocite.app.documents import open_documents
 from biocite.errors import InputError
-from biocite.evaluator.runs import load_run
+from biocite.evaluator.runs import Run
 from biocite.records import Document
 from biocite.support import EvidenceSentence, Misstatement, SupportModel, SupportVerdict, to_evaluator_label
 
@@ -193,10 +193,9 @@ def check_pairs(
 # --- run audit ------------------------------------------------------------------------------------------
 
 
-def audit_run(model: SupportModel, path: Path, fetch: Fetch) -> dict[str, Any]:
-    """Every citation of a run judged against its abstract (BioGen 2025 Task A style labels)."""
+def audit_run(model: SupportModel, run: Run, fetch: Fetch) -> dict[str, Any]:
+    """Every citation of a run (`load_run`) judged against its abstract (BioGen 2025 Task A style labels)."""
 
-    run = load_run(path)
     pmids = sorted({c.pmid for e in run.entries for s in e.answer.sentences for c in s.citations})
     docs = fetch(pmids) if pmids else {}
     jobs: list[tuple[int, int, str, str]] = []

@@ -583,10 +583,12 @@ def check_cmd(
     if run is not None:
         from biocite.evaluator.runs import load_run
 
-        load_run(run)  # a malformed run, or an --out that cannot be a folder, fails before any model loads
+        loaded = load_run(
+            run
+        )  # a malformed run, or an --out that cannot be a folder, fails before any model loads
         output_folder(out)
         model = SupportModel.load(settings)
-        doc = audit_run(model, run, index_fetch(settings))
+        doc = audit_run(model, loaded, index_fetch(settings))
         out.mkdir(parents=True, exist_ok=True)
         (out / "check.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False))
         (out / "check.html").write_text(audit_html(doc))

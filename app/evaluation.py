@@ -341,11 +341,29 @@ def evaluate_run_file(
     judge: str | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Evaluate a run and write metrics.json + report.html into out_dir. Returns the metrics document."""
+    """Evaluate a run file and write metrics.json + report.html into out_dir. Returns the metrics document."""
+
+    output_folder(out_dir)  # before minutes of judging, not after
+    return evaluate_run(
+        settings, load_run(run_path), out_dir, metrics=metrics, gold_path=gold_path, source=source,
+        judge=judge, progress=progress,
+    )  # fmt: skip
+
+
+def evaluate_run(
+    settings: Settings,
+    run: Run,
+    out_dir: Path,
+    *,
+    metrics: list[str],
+    gold_path: Path | None = None,
+    source: AbstractSource | None = None,
+    judge: str | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """`evaluate_run_file` of a run already loaded (a comparison reads each run once, standard input too)."""
 
     started = time.perf_counter()
-    output_folder(out_dir)  # before minutes of judging, not after
-    run = load_run(run_path)
     gold = load_gold(gold_path) if gold_path else None
     if "nuggets" in metrics and not gold:
         metrics = [m for m in metrics if m != "nuggets"]
@@ -425,23 +443,16 @@ def compare_runs(
     judge: str | None = None,
 ) -> dict[str, Any]:
     output_folder(out_dir)
-    if "-" not in (str(a), str(b)):  # standard input is read once, by the evaluation
-        ids = [{e.topic_id for e in load_run(path).entries} for path in (a, b)]
-        if not ids[0] & ids[1]:  # said before minutes of judging: every paired difference would be null
-            raise InputError(f"{a} and {b} share no topic id: nothing to compare")
-    docs = []
-    for name, path in (("a", a), ("b", b)):
-        docs.append(
-            evaluate_run_file(
-                settings,
-                path,
-                out_dir / name,
-                metrics=metrics,
-                gold_path=gold_path,
-                source=source,
-                judge=judge,
-            )
+    runs = {"a": load_run(a), "b": load_run(b)}
+    if not {e.topic_id for e in runs["a"].entries} & {e.topic_id for e in runs["b"].entries}:
+        # said before minutes of judging: every paired difference would be null
+        raise InputError(f"{a} and {b} share no topic id: nothing to compare")
+    docs = [
+        evaluate_run(
+            settings, run, out_dir / name, metrics=metrics, gold_path=gold_path, source=source, judge=judge
         )
+        for name, run in runs.items()
+    ]
     ra = [QuestionResult.model_validate(q) for q in docs[0]["questions"]]
     rb = [QuestionResult.model_validate(q) for q in docs[1]["questions"]]
     ev = settings.evaluator

@@ -110,11 +110,15 @@ def _question(path: Path, topic: str, given: Any, topics: dict[str, str]) -> str
         return given
     if topic in topics:
         return topics[topic]
-    raise _fail(
-        path, topic, "question",
-        f"missing, and the topic is not a known BioGen topic (for a run `biocite batch` wrote from your own "
-        f"topics, keep its journal, {journal_path(path).name}, beside it)",
-    )  # fmt: skip
+    journal = (
+        ""
+        if str(path) == "-"
+        else (
+            f" (for a run `biocite batch` wrote from your own topics, keep its journal, {journal_path(path).name}, "
+            "beside it)"
+        )
+    )
+    raise _fail(path, topic, "question", f"missing, and the topic is not a known BioGen topic{journal}")
 
 
 def _biocite_entry(path: Path, row: Any, where: str) -> RunEntry:

@@ -167,6 +167,12 @@ def test_run_audit_writes_json_and_html(setup, tmp_path) -> None:
     assert denied_cite["label"] == "Contradicts" and denied_cite["reversal"] == "denied statement"
     page = (tmp_path / "out" / "check.html").read_text()
     assert "PMID 1001" in page and "the evidence says otherwise (opposite direction)" in page
+    # the run read once: from standard input too (it was read twice, and the second read found it empty)
+    piped = biocite(
+        settings, "check", "--run", "-", "--out", str(tmp_path / "piped"), "--json", stdin=json.dumps(run)
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["labels"] == summary["labels"]
     path.write_text("{not a run")
     bad = biocite(settings, "check", "--run", str(path))
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
