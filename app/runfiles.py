@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from biocite import jsonfile
 from biocite.errors import InputError
+from biocite.evaluator.runs import is_journal
 from biocite.records import Answer
 from biocite.runformats import (
     FORMATS,
@@ -281,7 +282,7 @@ def _is_journal(text: str) -> bool:
         head = json.loads(first)
     except (ValueError, RecursionError):
         return False
-    return isinstance(head, dict) and head.get("kind") == "header"
+    return is_journal([(1, head)])
 
 
 def validate_run(path: Path, topics: list[str] | None = None) -> tuple[str | None, list[Problem]]:
