@@ -35,7 +35,7 @@ from tqdm import tqdm
 from biocite.agent.graph import Agent
 from biocite.app.runfiles import LIMITS, Topic, TopicSet, build_run
 from biocite.cluster import connect_ray
-from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
+from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError, first_problem
 from biocite.evaluator.runs import journal_path
 from biocite.files import atomic_write_json, output_file
 from biocite.index.hybrid import open_retriever
@@ -117,9 +117,8 @@ def _journal_row(path: Path, n: int, row: Any, model: type[RowT]) -> RowT:
         return model.model_validate(row)
     except ValidationError as exc:
         what = "header" if model is JournalHeader else "topic record"
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "line"
-        raise InputError(f"{path}:{n}: not a journal {what}: {field}: {first['msg']}") from None
+        field, why = first_problem(exc)
+        raise InputError(f"{path}:{n}: not a journal {what}: {field or 'line'}: {why}") from None
 
 
 class Journal:

@@ -52,7 +52,7 @@ from biocite.agent.graph import Agent, make_checkpointer
 from biocite.app.check import CheckRequest, CheckResult, check_requests, new_request
 from biocite.app.documents import DocumentView, document_views
 from biocite.app.evaluation import build_evaluator
-from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError
+from biocite.errors import BiociteError, IndexMismatchError, InputError, ModelError, field_path
 from biocite.evaluator.evaluate import QuestionResult
 from biocite.evaluator.runs import RunEntry
 from biocite.evaluator.sources import StoreSource
@@ -571,7 +571,7 @@ def _one_line(exc: RequestValidationError) -> str:
             reason = error.get("ctx", {}).get("error", "invalid")
             parts.append(f"the request body is not valid JSON: {reason} (character {at})")
             continue
-        where = ".".join(str(p) for p in error.get("loc", ()) if p not in ("body", "query"))
+        where = field_path(error.get("loc", ()), skip=("body", "query"))
         parts.append(f"{where or 'request'}: {error.get('msg', 'invalid')}")
     return "; ".join(parts)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from biocite.errors import InputError
+from biocite.errors import InputError, first_problem
 from biocite.settings import DATA_DIR
 
 PUBMEDQA_PATH = DATA_DIR / "pubmedqa" / "dev_questions.json"
@@ -51,8 +51,8 @@ def read_items(path: Path = PUBMEDQA_PATH) -> list[Item]:
         try:
             items.append(Item.model_validate({**row, "pmid": str(pmid)}))
         except ValidationError as exc:
-            field = ".".join(map(str, exc.errors()[0]["loc"]))
-            raise InputError(f"{path}: PMID {pmid}: field '{field}': {exc.errors()[0]['msg']}") from None
+            field, why = first_problem(exc)
+            raise InputError(f"{path}: PMID {pmid}: field '{field}': {why}") from None
     return items
 
 

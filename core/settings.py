@@ -21,7 +21,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
-from biocite.errors import BiociteError
+from biocite.errors import BiociteError, first_problem
 
 # configs/ and data/ install as the packages biocite.configs and biocite.data (an editable checkout maps
 # them to the repository's folders), so a built wheel finds them without the repository.
@@ -375,6 +375,5 @@ def load_settings(preset: str | None = None, overrides: list[str] | None = None)
     try:
         return Settings(**kwargs)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise BiociteError(f"invalid setting {where}: {first['msg']}") from None
+        field, why = first_problem(exc)
+        raise BiociteError(f"invalid setting {field}: {why}") from None

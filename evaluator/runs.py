@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from biocite import jsonfile
-from biocite.errors import InputError
+from biocite.errors import InputError, first_problem
 from biocite.records import Answer, AnswerSentence, Citation
 from biocite.runformats import Result2024, Result2025, inline_pmids, strip_inline_citations
 from biocite.sentences import split_text
@@ -134,9 +134,8 @@ def _biocite_entry(path: Path, row: Any, where: str) -> RunEntry:
     try:
         parsed = Answer.model_validate(answer)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise _fail(path, topic, f"answer.{loc}", first["msg"]) from None
+        field, why = first_problem(exc)
+        raise _fail(path, topic, f"answer.{field}", why) from None
     question = row.get("question") or parsed.question
     if not question:
         raise _fail(path, topic, "question", "missing")
@@ -268,9 +267,8 @@ def load_run(path: Path) -> Run:
     try:
         run = _load_run(Path(path))
     except ValidationError as exc:  # e.g. a cited "PMID" that is not a positive integer
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InputError(f"{path}: {where or 'run'}: {first['msg']}") from None
+        field, why = first_problem(exc)
+        raise InputError(f"{path}: {field or 'run'}: {why}") from None
     if not run.entries:
         raise InputError(f"{path}: the run holds no answers to score")
     return run

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 from lxml import etree
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from biocite.errors import InputError
+from biocite.errors import InputError, first_problem
 from biocite.records import Document, Section, pmid_problem
 from biocite.sentences import inline_sections, with_label_colons
 
@@ -224,11 +224,11 @@ def _jsonl_record(raw: bytes, where: str, stats: ReadStats) -> Document | None:
     try:
         rec = _JsonRecord.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "record"
+        field, why = first_problem(exc)
+        field = field or "record"
         pmid = data.get("pmid")
         who = f" (PMID {pmid})" if isinstance(pmid, str | int) and field != "pmid" else ""
-        _malformed(stats, f"{where}{who}: field '{field}': {err['msg']}")
+        _malformed(stats, f"{where}{who}: field '{field}': {why}")
         return None
     abstract = _abstract_text(rec.abstract)
     if not abstract:
