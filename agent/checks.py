@@ -1,5 +1,6 @@
 """Input checks before the graph: empty, over-long or clearly non-English questions get a clear message;
-a question that leans on an earlier one is recognised (`reads_as_follow_up`)."""
+a question that leans on an earlier one is recognised (`reads_as_follow_up`), and so is one that names the
+abstracts to answer from (`named_pmids`)."""
 
 from __future__ import annotations
 
@@ -90,3 +91,18 @@ def reads_as_follow_up(question: str, df: DocumentFrequencies) -> bool:
     refers_back = bool(_FOLLOW_UP_OPENING.match(question) or PRONOUNS.search(question))
     generic = all(df.share(t) >= OWN_TERM_SHARE and df.counts.get(t, 0) >= OWN_TERM_DOCS for t in terms)
     return refers_back and len(terms) <= 3 and generic
+
+
+# "PMID 29768149", "PMID: 29768149", "PubMed ID 29768149"; in brackets, the mention is a reference, dropped
+_PMID = r"(?:PMID|PubMed\s+ID)\s*[:#]?\s*(\d{1,9})\b"
+_BRACKETED_PMID = re.compile(r"\s*[(\[]\s*" + _PMID + r"\s*[)\]]", re.IGNORECASE)
+_PMID_MENTION = re.compile(r"\b" + _PMID, re.IGNORECASE)
+
+
+def named_pmids(question: str) -> tuple[str, list[str]]:
+    """The PMIDs a question names ("What did PMID 29768149 find about budesonide-formoterol?"), in order, and
+    the question with each mention read as "the study" (dropped where it stands in brackets), so that its own
+    words are what is searched for and checked in those abstracts: "PMID 29768149" is no concept to cover."""
+    pmids = [m.group(1).lstrip("0") or "0" for m in _PMID_MENTION.finditer(question)]
+    text = _PMID_MENTION.sub("the study", _BRACKETED_PMID.sub("", question))
+    return " ".join(text.split()), list(dict.fromkeys(pmids))

@@ -35,7 +35,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
-from biocite.agent.checks import PRONOUNS, check_question, reads_as_follow_up
+from biocite.agent.checks import PRONOUNS, check_question, named_pmids, reads_as_follow_up
 from biocite.agent.coverage import (
     Concept,
     Coverage,
@@ -313,15 +313,22 @@ class Agent:
 
     def contextualize(self, state: AgentState) -> AgentState:
         history = state.get("history") or []
-        question = state["question"]
+        question, focus = named_pmids(state["question"])
+        notes = list(state.get("notes", []))
+        if focus:
+            named = ", ".join(focus)
+            notes.append(
+                f"the question names PMID {named}: answered from {'that abstract' if len(focus) == 1 else 'those abstracts'} alone"
+            )
         if not history:
             df = self.doc_freqs
             return {
                 "standalone": question,
-                "needs_context": df is not None and reads_as_follow_up(question, df),
+                "focus": focus,
+                "notes": notes,
+                "needs_context": not focus and df is not None and reads_as_follow_up(question, df),
             }
         last = history[-1]
-        notes = list(state.get("notes", []))
         if state["mode"] == "generate":
             lines = [f"User: {t.question}\nAssistant: {t.answer[:300]}" for t in history[-3:]]
             try:
@@ -331,15 +338,15 @@ class Agent:
                 rewritten = _first_line(text)
                 if len(rewritten) >= 8:
                     notes.append(f"follow-up rewritten by the LLM: {rewritten!r}")
-                    return {"standalone": rewritten, "notes": notes}
+                    return {"standalone": rewritten, "focus": focus, "notes": notes}
             except Exception as exc:  # noqa: BLE001 - any LLM failure falls back to the heuristic below
                 self._raise_if_config_error(exc)
                 notes.append(f"follow-up rewriting failed ({type(exc).__name__}); heuristic used")
         if PRONOUNS.search(question) or len(content_terms(question)) < 4:
             standalone = f"{question}{CONTEXT_OPEN}{last.standalone})"
             notes.append("follow-up completed with the previous question")
-            return {"standalone": standalone, "notes": notes}
-        return {"standalone": question, "notes": notes}
+            return {"standalone": standalone, "focus": focus, "notes": notes}
+        return {"standalone": question, "focus": focus, "notes": notes}
 
     def plan(self, state: AgentState) -> AgentState:
         round_ = state.get("round", 0) + 1
@@ -365,6 +372,8 @@ class Agent:
         return {"round": round_, "queries": [*queries, query], "notes": notes}
 
     def retrieve(self, state: AgentState) -> AgentState:
+        if state.get("focus"):
+            return self._named(state["focus"], list(state.get("notes", [])))
         hits = list(state.get("hits", []))
         seen = {h.pmid for h in hits}
         query = state["queries"][-1]
@@ -380,6 +389,32 @@ class Agent:
         _emit({"event": "step", "node": "retrieve", "detail": f"{len(hits)} abstracts for {query!r}"})
         return {"hits": hits, "retrieval_scores": scores}
 
+    def _named(self, pmids: list[str], notes: list[str]) -> AgentState:
+        """The abstracts the question names, as the hits (each the best of its query: relative score 1)."""
+        store = self.retriever.documents
+        found = store.get_many(pmids)
+        if absent := [p for p in pmids if p not in found]:
+            notes.append(f"PMID {', '.join(absent)}, named in the question, is not in the index")
+        hits = [
+            SearchHit(
+                pmid=p,
+                title=found[p].title,
+                score=1.0,
+                rank=rank,
+                document=found[p],
+                sentences=store.sentences(p),
+            )
+            for rank, p in enumerate((p for p in pmids if p in found), start=1)
+        ]
+        _emit(
+            {
+                "event": "step",
+                "node": "retrieve",
+                "detail": f"{len(hits)} of the {len(pmids)} abstracts named",
+            }
+        )
+        return {"hits": hits, "retrieval_scores": {h.pmid: 1.0 for h in hits}, "notes": notes}
+
     def choose_evidence(
         self,
         question: str,
@@ -388,6 +423,7 @@ class Agent:
         *,
         answer_model: bool = True,
         retrieval_weight: float | None = None,
+        min_relevance: float | None = None,
     ) -> list[Evidence]:
         """The evidence sentences of these hits, best first (`select_evidence` with this agent's settings);
         without `answer_model`, ordered on relevance alone."""
@@ -399,7 +435,7 @@ class Agent:
             sentences,
             self.cache,
             per_doc=self.config.evidence_per_doc,
-            min_relevance=self.config.min_relevance,
+            min_relevance=self.config.min_relevance if min_relevance is None else min_relevance,
             weights=self.weights,
             answer_scorer=(lambda q, s, n: findings.score(q, s, n, self.cache)) if findings else None,
             answer_weight=self.config.answer_weight,
@@ -411,15 +447,22 @@ class Agent:
 
     def attribute(self, state: AgentState) -> AgentState:
         docs, sentences = self._documents(state["hits"])
+        # The abstracts a question names are read whatever their sentences' similarity to it ("What did PMID
+        # 29768149 find?" resembles none): the user chose them, and the coverage check still applies.
+        focus = bool(state.get("focus"))
         choose = partial(
-            self.choose_evidence, state["standalone"], state["hits"], state.get("retrieval_scores", {})
+            self.choose_evidence,
+            state["standalone"],
+            state["hits"],
+            state.get("retrieval_scores", {}),
+            min_relevance=0.0 if focus else None,
         )
         evidence = relevant = choose()
         notes = list(state.get("notes", []))
         # Thin evidence is judged on relevance alone (the bars were calibrated on it), before the coverage
         # filter keeps only the abstracts covering the concepts.
-        enough = self.sufficient(evidence)
-        if self.findings is not None and not enough:
+        enough = bool(evidence) if focus else self.sufficient(evidence)
+        if self.findings is not None and not enough and not focus:
             enough = self.sufficient(choose(answer_model=False))
         evidence, covered, unknown, readings = self._cover(
             state["standalone"], evidence, docs, sentences, notes
@@ -638,6 +681,8 @@ class Agent:
 
     def _not_enough_evidence(self, state: AgentState) -> str:
         """Why the evidence found is not enough: what was searched, and which bar it missed."""
+        if focus := state.get("focus"):
+            return _not_in_named(focus, state)
         evidence = state.get("evidence", [])
         # a question with no content words searches itself again in round 2: said once
         queries = "; ".join(repr(q) for q in dict.fromkeys(state.get("queries", [])))
@@ -737,7 +782,10 @@ class Agent:
             enough = self.sufficient(state.get("evidence", []))
         if enough and state.get("evidence") and not state.get("unknown_concepts"):
             return "conclude"
-        return "plan" if state.get("round", 0) < self.config.max_rounds else "abstain"
+        searched = (
+            state.get("focus") or state.get("round", 0) >= self.config.max_rounds
+        )  # named: nothing more to find
+        return "abstain" if searched else "plan"
 
     def route_after_conclude(self, state: AgentState) -> str:
         return "generate" if state["mode"] == "generate" and not state.get("llm_failed") else "extractive"
@@ -1114,6 +1162,19 @@ def _unseen_check(state: AgentState) -> Callable[[AnswerSentence], list[str]] | 
         return new_terms(sentence.text, set().union(*(terms[c.pmid] for c in sentence.citations)))
 
     return unseen
+
+
+def _not_in_named(focus: list[str], state: AgentState) -> str:
+    """Why the abstracts a question names give no answer: not indexed, or silent on what it asks."""
+    read = [h.pmid for h in state.get("hits", [])]
+    absent = [p for p in focus if p not in read]
+    if not read:
+        which = "is" if len(absent) == 1 else "are"
+        return f"PMID {', '.join(absent)}, named in the question, {which} not in the index: add {'its' if len(absent) == 1 else 'their'} abstract (`biocite index add`) or ask without it."
+    missing = state.get("not_covered") or state.get("unknown_concepts") or state.get("in_passing") or []
+    what = ", ".join(repr(c) for c in missing) if missing else "what the question asks"
+    also = f" (PMID {', '.join(absent)} is not in the index)" if absent else ""
+    return f"The abstract{'s' if len(read) > 1 else ''} named in the question (PMID {', '.join(read)}) do{'' if len(read) > 1 else 'es'} not mention {what}{also}."
 
 
 def _bottom_line_hint(verdict: str | None) -> str:

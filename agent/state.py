@@ -25,6 +25,7 @@ class AgentState(TypedDict, total=False):
     mode: str  # "generate" | "extractive"
     standalone: str  # the question rewritten to stand alone (chat follow-ups); else the question
     needs_context: bool  # it refers back to an earlier question and there is none: the agent abstains
+    focus: list[str]  # PMIDs the question names ("What did PMID 29768149 find?"): answered from those alone
     round: int  # retrieval rounds done
     queries: list[str]  # every query searched, in order
     hits: list[SearchHit]  # every abstract retrieved, in order of first retrieval
@@ -59,6 +60,7 @@ def fresh_turn(question: str, mode: str) -> AgentState:
         mode=mode,
         standalone=question,
         needs_context=False,
+        focus=[],
         round=0,
         queries=[],
         hits=[],

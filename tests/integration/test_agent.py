@@ -267,6 +267,24 @@ def test_cli_says_when_every_cited_study_is_in_animals(setup) -> None:
     assert Answer.model_validate_json(people.stdout).caveats == []
 
 
+def test_cli_answers_a_question_naming_a_pmid_from_that_abstract(setup) -> None:
+    """ "What did PMID N find?" resembles no sentence and names no concept: the answer quotes that abstract's
+    findings, and only that abstract; a PMID not in the index is named in the reason for abstaining."""
+    settings, _ = setup
+    pmid = QUESTION_PMIDS[0]
+    done = run_cli(settings, "ask", f"What did PMID {pmid} find?", "--json", "--mode", "extractive")
+    assert done.returncode == 0, done.stderr
+    answer = Answer.model_validate_json(done.stdout)
+    assert not answer.abstained and answer.cited_pmids == [pmid] and answer.trace.retrieved == [pmid]
+    absent = run_cli(
+        settings, "ask", "Does PMID 99999999 show that aspirin prevents stroke?", "--mode", "extractive"
+    )
+    assert (
+        absent.returncode == 0
+        and "PMID 99999999, named in the question, is not in the index" in absent.stdout
+    )
+
+
 def test_cli_ask_json_and_clear_errors(setup) -> None:
     settings, questions = setup
     question = questions[QUESTION_PMIDS[0]]

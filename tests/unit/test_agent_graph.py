@@ -210,6 +210,21 @@ def test_a_follow_up_with_no_earlier_question_abstains_saying_so_and_is_complete
     assert "reads as a follow-up" not in (follow.abstain_reason or "")
 
 
+def test_a_question_naming_a_pmid_is_answered_from_that_abstract_alone() -> None:
+    agent, retriever = make_agent()
+    answer = agent.ask("What did PMID 444 find about body weight?", mode="extractive")
+    assert not answer.abstained and answer.cited_pmids == ["444"] and retriever.queries == []
+    assert answer.trace.retrieved == ["444"] and answer.trace.rounds == 1
+    assert "the question names PMID 444: answered from that abstract alone" in answer.trace.notes
+    check_spans(answer, retriever)
+    # "PMID 444" is no concept to cover, and no sentence needs to resemble a question with no content words
+    assert not answer.not_covered
+    assert not agent.ask("What did PMID 333 find?", mode="extractive").abstained
+    unknown = agent.ask("What did PMID 999 find about body weight?", mode="extractive")
+    assert unknown.abstained and unknown.trace.rounds == 1
+    assert "PMID 999, named in the question, is not in the index" in (unknown.abstain_reason or "")
+
+
 def test_thin_evidence_triggers_a_second_round_with_a_rewritten_query() -> None:
     # generate mode: the first LLM call rewrites the query; the question alone finds only weak evidence.
     settings = agent_settings("agent.min_top_relevance=0.95")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from agent_fakes import ABSTRACTS, FakeRetriever, HashEmbedder, agent_settings, fake_model, overlap_judge
 
-from biocite.agent.checks import check_question, looks_english
+from biocite.agent.checks import check_question, looks_english, named_pmids
 from biocite.agent.evidence import (
     VectorCache,
     clause_spans,
@@ -98,6 +98,19 @@ def test_check_question_normalises_space_and_names_the_limit() -> None:
         check_question("???", 100)
     with pytest.raises(InputError, match="biocite show 12345"):
         check_question(" 12345 ", 100)
+
+
+def test_named_pmids_are_read_as_the_study_and_dropped_in_brackets() -> None:
+    assert named_pmids("What did PMID 29768149 find about asthma?") == (
+        "What did the study find about asthma?",
+        ["29768149"],
+    )
+    assert named_pmids("Does aspirin prevent stroke (PMID: 123)?") == (
+        "Does aspirin prevent stroke?",
+        ["123"],
+    )
+    assert named_pmids("In pmid 12 and PubMed ID 0034, or PMID 12 again?")[1] == ["12", "34"]
+    assert named_pmids("Does aspirin prevent stroke in 2020?") == ("Does aspirin prevent stroke in 2020?", [])
 
 
 def test_clause_spans_and_phrases_are_exact_slices() -> None:
