@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from biocite.errors import ModelError
-from biocite.models import model_path
+from biocite.models import model_path, quiet_loading
 from biocite.settings import load_settings
 
 if TYPE_CHECKING:
@@ -43,7 +43,8 @@ def _load(path: str, device: str = "cpu", half: bool = False) -> SentenceTransfo
     from sentence_transformers import SentenceTransformer
 
     torch.set_num_threads(min(2, torch.get_num_threads()))
-    model = SentenceTransformer(path, device=device)
+    with quiet_loading():
+        model = SentenceTransformer(path, device=device)
     return model.half() if half else model
 
 

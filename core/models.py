@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import importlib.metadata as md
+import logging
 import os
 import shutil
 import subprocess
@@ -21,6 +22,7 @@ import sys
 import time
 import zipfile
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -482,3 +484,24 @@ def verify_models(settings: Settings, names: list[str] | None = None) -> Iterato
             yield f"{spec.id}: FAILED: {exc}"
     if failures:
         raise ModelError(f"{len(failures)} model(s) failed verification: {'; '.join(failures)}")
+
+
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Model loading without the Hugging Face load report and weight bars ("Loading weights: 100%") that a
+    Python or notebook user of `biocite.ask` would otherwise see; the settings before are restored."""
+    from transformers.utils import logging as hf_logging
+
+    st_logger = logging.getLogger("sentence_transformers")
+    verbosity, level = hf_logging.get_verbosity(), st_logger.level
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    st_logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:  # enabling them where HF_HUB_DISABLE_PROGRESS_BARS is set (the CLI) warned on every install
+            hf_logging.enable_progress_bar()
+        st_logger.setLevel(level)

@@ -16,17 +16,14 @@ the folder from a trained artifact. The one owner of this format.
 from __future__ import annotations
 
 import json
-import logging
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from biocite.errors import ModelError
 from biocite.files import atomic_write_text
 from biocite.heads import META_FILE, PairClassifier
-from biocite.models import file_sha256, model_path
+from biocite.models import file_sha256, model_path, quiet_loading
 from biocite.settings import Settings
 
 SHIPPED_DIR = Path(__file__).resolve().parent / "shipped" / "support"
@@ -74,25 +71,6 @@ def verify(folder: Path = SHIPPED_DIR) -> dict[str, str]:
     return sums
 
 
-@contextmanager
-def _quiet_loading() -> Iterator[None]:
-    from transformers.utils import logging as hf_logging
-
-    st_logger = logging.getLogger("sentence_transformers")
-    verbosity, level = hf_logging.get_verbosity(), st_logger.level
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    st_logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:  # enabling them where HF_HUB_DISABLE_PROGRESS_BARS is set (the CLI) warned on every install
-            hf_logging.enable_progress_bar()
-        st_logger.setLevel(level)
-
-
 def export_delta(head: PairClassifier, out: Path) -> None:
     """`out/delta.safetensors` (float16, all but the frozen word embeddings) and `out/meta.json`."""
     from safetensors.torch import save_file
@@ -117,7 +95,7 @@ def load_delta(settings: Settings, src: Path) -> PairClassifier:
 
     meta = json.loads((src / META_FILE).read_text(encoding="utf-8"))
     backbone = model_path(settings, meta["backbone_name"])
-    with _quiet_loading():  # the new head's "missing weights" notice is expected: the delta fills it
+    with quiet_loading():  # the new head's "missing weights" notice is expected: the delta fills it
         model = CrossEncoder(
             str(backbone),
             num_labels=len(meta["labels"]),
@@ -154,7 +132,7 @@ def install_shipped(settings: Settings, folder: Path) -> dict[str, Any]:
     """Verify the shipped files, rebuild the model from the backbone plus the delta, save it to `folder`."""
     verify()
     head = load_delta(settings, SHIPPED_DIR)
-    with _quiet_loading():
+    with quiet_loading():
         head.save(folder, meta={"origin": shipped_origin()})
     shutil.copyfile(SHIPPED_DIR / AGGREGATOR_FILE, folder / AGGREGATOR_FILE)
     (folder / "metrics.json").write_text(json.dumps(head.meta.get("metrics", {}), indent=2))
