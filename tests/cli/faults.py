@@ -449,6 +449,13 @@ CASES: list[Case] = [
     ),
     Case("subcommand -h", ["search", "-h"], 0, index=False, check=_stdout_has("Usage")),
     Case("missing argument", ["validate"], 2, index=False, check=names("Missing argument")),
+    Case(
+        "index build given a file without --corpus",
+        ["index", "build", "corpus.jsonl"],
+        2,
+        index=False,
+        check=names("corpus.jsonl", "--corpus A --corpus B"),
+    ),  # fmt: skip
     Case("search with neither query nor --topics", ["search"], 2, index=False, check=names("empty")),
     Case("-k 0", ["search", "aspirin", "-k", "0"], 2, index=False, check=names("-k")),
     Case("unknown option", ["search", "aspirin", "--bogus"], 2, index=False, check=names("--bogus")),
