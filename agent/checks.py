@@ -93,10 +93,13 @@ def reads_as_follow_up(question: str, df: DocumentFrequencies) -> bool:
     return refers_back and len(terms) <= 3 and generic
 
 
-# "PMID 29768149", "PMID: 29768149", "PubMed ID 29768149"; in brackets, the mention is a reference, dropped
-_PMID = r"(?:PMID|PubMed\s+ID)\s*[:#]?\s*(\d{1,9})\b"
+# "PMID 29768149", "PMID: 29768149", "PubMed ID 29768149", a PubMed link; in brackets, a reference: dropped
+_PMID = (
+    r"(?:(?:PMID|PubMed\s+ID)\s*[:#]?\s*"
+    r"|https?://(?:www\.)?(?:pubmed\.ncbi\.nlm\.nih\.gov|ncbi\.nlm\.nih\.gov/pubmed)/)(\d{1,9})\b/?"
+)
 _BRACKETED_PMID = re.compile(r"\s*[(\[]\s*" + _PMID + r"\s*[)\]]", re.IGNORECASE)
-_PMID_MENTION = re.compile(r"\b" + _PMID, re.IGNORECASE)
+_PMID_MENTION = re.compile(r"(?<!\w)" + _PMID, re.IGNORECASE)
 
 
 def named_pmids(question: str) -> tuple[str, list[str]]:
