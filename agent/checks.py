@@ -10,6 +10,7 @@ import unicodedata
 from biocite.agent.coverage import DocumentFrequencies
 from biocite.agent.evidence import content_terms
 from biocite.errors import InputError
+from biocite.records import PMID_REFERENCE
 
 _WORD = re.compile(r"[^\W\d_]+")
 
@@ -93,13 +94,9 @@ def reads_as_follow_up(question: str, df: DocumentFrequencies) -> bool:
     return refers_back and len(terms) <= 3 and generic
 
 
-# "PMID 29768149", "PMID: 29768149", "PubMed ID 29768149", a PubMed link; in brackets, a reference: dropped
-_PMID = (
-    r"(?:(?:PMID|PubMed\s+ID)\s*[:#]?\s*"
-    r"|https?://(?:www\.)?(?:pubmed\.ncbi\.nlm\.nih\.gov|ncbi\.nlm\.nih\.gov/pubmed)/)(\d{1,9})\b/?"
-)
-_BRACKETED_PMID = re.compile(r"\s*[(\[]\s*" + _PMID + r"\s*[)\]]", re.IGNORECASE)
-_PMID_MENTION = re.compile(r"(?<!\w)" + _PMID, re.IGNORECASE)
+# In brackets, a PMID is a reference ("Does aspirin prevent stroke (PMID 123)?"): dropped from the words
+_BRACKETED_PMID = re.compile(r"\s*[(\[]\s*(?:" + PMID_REFERENCE.pattern + r")\s*[)\]]", re.IGNORECASE)
+_PMID_MENTION = re.compile(r"(?<!\w)" + PMID_REFERENCE.pattern, re.IGNORECASE)
 
 
 def named_pmids(question: str) -> tuple[str, list[str]]:

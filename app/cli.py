@@ -40,7 +40,7 @@ from biocite.agent.checks import check_question  # light: the question's checks,
 from biocite.app.cli_corpus import corpus_app
 from biocite.errors import BiociteError
 from biocite.files import output_file, output_folder
-from biocite.records import check_pmid
+from biocite.records import given_pmid
 from biocite.settings import Settings, load_settings
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -223,7 +223,7 @@ def index_delete(
     """Remove documents by PMID; the deletion is remembered by later builds."""
     from biocite.index.build import delete_documents
 
-    _plain(delete_documents(_settings(preset, overrides), pmids).summary())
+    _plain(delete_documents(_settings(preset, overrides), [given_pmid(p) for p in pmids]).summary())
 
 
 @index_app.command("info")
@@ -312,7 +312,7 @@ def show_cmd(
     offline."""
     from biocite.app.documents import document_views, open_documents, print_document
 
-    wanted = list(dict.fromkeys(check_pmid(p) for p in pmids))
+    wanted = list(dict.fromkeys(given_pmid(p) for p in pmids))
     views = document_views(open_documents(_settings(preset, overrides)), wanted)
     shown = {v.pmid for v in views}
     missing = [p for p in wanted if p not in shown]
@@ -609,7 +609,12 @@ def check_cmd(
         for result in check_pairs(model, pairs, rows, fetch):
             print(result.model_dump_json(), flush=True)
         return
-    request = new_request(claim, pmid or [], text, {"claim": "claim", "pmids": "--pmid", "text": "--text"})
+    request = new_request(
+        claim,
+        [given_pmid(p) for p in pmid or []],
+        text,
+        {"claim": "claim", "pmids": "--pmid", "text": "--text"},
+    )
     fetch = index_fetch(settings) if request.pmids else None
     if fetch is not None:
         fetch_abstracts(fetch, request.pmids, "--pmid")  # an unknown PMID fails before the model loads

@@ -38,6 +38,21 @@ def check_pmid(value: Any) -> str:
     return str(value).strip()
 
 
+# A PMID as people copy it: "PMID: 29768149", "PubMed ID 29768149", a PubMed link (group 1: the digits)
+PMID_REFERENCE = re.compile(
+    r"(?:(?:PMID|PubMed\s+ID)\s*[:#]?\s*"
+    r"|https?://(?:www\.)?(?:pubmed\.ncbi\.nlm\.nih\.gov|ncbi\.nlm\.nih\.gov/pubmed)/)(\d{1,10})\b/?",
+    re.IGNORECASE,
+)
+
+
+def given_pmid(value: str) -> str:
+    """A PMID a user typed on the command line, also as copied ("PMID: 29768149", a PubMed link): its
+    canonical string, or an InputError."""
+    reference = PMID_REFERENCE.fullmatch(value.strip())
+    return check_pmid(reference.group(1) if reference else value)
+
+
 def _pmid_field(value: Any) -> Any:
     problem = pmid_problem(value)
     if problem:

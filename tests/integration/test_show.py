@@ -43,7 +43,9 @@ def test_show_prints_each_sentence_numbered_and_json_gives_offsets(settings) -> 
     ]
     assert any(line.split()[:2] == ["1", "Aspirin"] for line in lines)  # 1001's second sentence
 
-    docs = json.loads(biocite(settings, "show", "1001", "--json").stdout)
+    # a PMID as copied from a paper or the browser reads as the PMID
+    copied = ["PMID: 1001", "https://pubmed.ncbi.nlm.nih.gov/1001/", "pmid1001"]
+    docs = json.loads(biocite(settings, "show", *copied, "--json").stdout)
     assert [d["pmid"] for d in docs] == ["1001"]
     abstract = docs[0]["abstract"]
     assert abstract == MINI_CORPUS[0]["abstract"]
