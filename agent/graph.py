@@ -315,11 +315,13 @@ class Agent:
         history = state.get("history") or []
         question, focus = named_pmids(state["question"])
         notes = list(state.get("notes", []))
+        # the heuristic's test for a follow-up: it refers back, or has too few words of its own to search
+        refers_back = bool(PRONOUNS.search(question)) or len(content_terms(question)) < 4
+        if not focus and refers_back and history and history[-1].focus:
+            focus = list(history[-1].focus)  # "Was it safe?" after "What did PMID 29768149 find?"
         if focus:
-            named = ", ".join(focus)
-            notes.append(
-                f"the question names PMID {named}: answered from {'that abstract' if len(focus) == 1 else 'those abstracts'} alone"
-            )
+            which = "that abstract" if len(focus) == 1 else "those abstracts"
+            notes.append(f"the question names PMID {', '.join(focus)}: answered from {which} alone")
         if not history:
             df = self.doc_freqs
             return {
@@ -335,14 +337,16 @@ class Agent:
                 text = self._complete(
                     load_prompt("contextualize").messages(history="\n".join(lines), question=question)
                 )
-                rewritten = _first_line(text)
+                rewritten = named_pmids(_first_line(text))[
+                    0
+                ]  # a PMID copied from the history is no word to search
                 if len(rewritten) >= 8:
                     notes.append(f"follow-up rewritten by the LLM: {rewritten!r}")
                     return {"standalone": rewritten, "focus": focus, "notes": notes}
             except Exception as exc:  # noqa: BLE001 - any LLM failure falls back to the heuristic below
                 self._raise_if_config_error(exc)
                 notes.append(f"follow-up rewriting failed ({type(exc).__name__}); heuristic used")
-        if PRONOUNS.search(question) or len(content_terms(question)) < 4:
+        if refers_back:
             standalone = f"{question}{CONTEXT_OPEN}{last.standalone})"
             notes.append("follow-up completed with the previous question")
             return {"standalone": standalone, "focus": focus, "notes": notes}
@@ -768,6 +772,7 @@ class Agent:
             standalone=state.get("standalone", state["question"]),
             answer=" ".join(s.text for s in sentences) or (answer.abstain_reason or ""),
             cited=answer.cited_pmids,
+            focus=state.get("focus", []),
         )
         return {"answer": answer, "history": [turn]}
 

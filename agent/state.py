@@ -18,6 +18,7 @@ class Turn(BaseModel):
     standalone: str
     answer: str
     cited: list[str] = Field(default_factory=list)
+    focus: list[str] = Field(default_factory=list)  # the PMIDs it named (a follow-up on it reads them too)
 
 
 class AgentState(TypedDict, total=False):

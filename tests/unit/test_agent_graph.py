@@ -225,6 +225,21 @@ def test_a_question_naming_a_pmid_is_answered_from_that_abstract_alone() -> None
     assert "PMID 999, named in the question, is not in the index" in (unknown.abstain_reason or "")
 
 
+def test_a_follow_up_on_a_named_pmid_reads_that_abstract_and_a_new_question_does_not() -> None:
+    retriever = FakeRetriever()
+    agent = Agent(agent_settings(), retriever=retriever, checkpointer=make_checkpointer())
+    agent.ask("What did PMID 444 find about body weight?", mode="extractive", thread_id="t")
+    follow = agent.ask("Was it well tolerated?", mode="extractive", thread_id="t")
+    assert follow.trace.retrieved == ["444"] and retriever.queries == []
+    assert "the question names PMID 444: answered from that abstract alone" in follow.trace.notes
+    fresh = agent.ask(
+        "Does vitamin D supplementation reduce hip fractures in older adults?",
+        mode="extractive",
+        thread_id="t",
+    )
+    assert retriever.queries and not any("names PMID" in note for note in fresh.trace.notes)
+
+
 def test_thin_evidence_triggers_a_second_round_with_a_rewritten_query() -> None:
     # generate mode: the first LLM call rewrites the query; the question alone finds only weak evidence.
     settings = agent_settings("agent.min_top_relevance=0.95")
