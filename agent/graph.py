@@ -69,6 +69,7 @@ from biocite.agent.prompting import load_prompt
 from biocite.agent.state import AgentState, Turn, fresh_turn
 from biocite.agent.synthesis import acceptable_query, distinct_parts, new_terms, polish
 from biocite.agent.verdict import (
+    HARMS,
     LLM_WORDS,
     VerdictModel,
     asks_about_safety,
@@ -531,12 +532,14 @@ class Agent:
         verdict, p, _ = model.predict(state["standalone"], texts, weights, mass)
         _emit({"event": "step", "node": "conclude", "detail": f"verdict {verdict} ({p:.2f})"})
         shown = [e.span.text for e in evidence]
-        if asks_about_safety(state["standalone"]) and not speaks_of_harm([*texts, *shown]):
+        own_words = state["standalone"].split(CONTEXT_OPEN)[0]  # a follow-up's, not its context's
+        if asks_about_safety(own_words) and not speaks_of_harm([*texts, *shown]):
             notes.append(f"no bottom line on safety: the evidence (read as {verdict}) reports no harms")
             return {
                 "question_type": kind,
                 "verdict": "insufficient",
                 "verdict_probability": None,
+                "not_covered": [*state.get("not_covered", []), HARMS],
                 "notes": notes,
             }
         return {

@@ -200,10 +200,16 @@ _CUES: dict[str, re.Pattern[str]] = {
 # "no" had been read from an IVF trial's "no benefit of metformin", and "yes" can be read from a benefit alone.
 # The word is read as the predicate ("safe?", "safe during", "safe and effective", "safe to take"), not as a
 # modifier of the topic ("Is unsafe sexual behaviour increasing ...?", "safe sex"), in the question's last part
-# (a title's "Comparative safety of A and B: does the association vary?" asks something else).
+# (a title's "Comparative safety of A and B: does the association vary?" asks something else). Asked as harms
+# ("Were there more adverse events with it?", "Does metformin cause side effects?", "Is semaglutide well
+# tolerated?") it is the same question; "aware of the side effects" and "predict adverse outcome" are not (none of
+# the 796 questions in data/ reads as one by these words that did not already by the words above).
 _ASKS_SAFETY = re.compile(
     r"\b(?:safe|unsafe|harmful|harmless|dangerous)\b(?=\s*(?:[?,.;]|$|(?:and|or|for|in|to|during|when|with|as|at|"
-    r"after|before|if|while|among|enough)\b))|\bsafely\b|\bsafety of\b",
+    r"after|before|if|while|among|enough)\b))|\bsafely\b|\bsafety of\b"
+    r"|\b(?:more|fewer|less|any|cause[sd]?|increase[sd]?|reduce[sd]?|with)\b[^?:]*?"
+    r"\b(?:adverse (?:events?|effects?|reactions?)|side[- ]effects?)\b"
+    r"|\b(?:well[- ])?tolerated\b(?=\s*(?:[?,.;]|$))",
     re.IGNORECASE,
 )
 _SPEAKS_OF_HARM = re.compile(
@@ -212,6 +218,10 @@ _SPEAKS_OF_HARM = re.compile(
     r"bleeding|ha?emorrhag\w*|injur\w+|hypoglyc\w+|withdrawals?|discontinu\w+)\b",
     re.IGNORECASE,
 )
+
+
+# What a safety question's evidence must speak of; listed as not covered when it does not.
+HARMS = "harms (adverse events, side effects)"
 
 
 def asks_about_safety(question: str) -> bool:

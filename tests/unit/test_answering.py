@@ -43,6 +43,7 @@ from biocite.agent.synthesis import (
     question_as_finding,
 )
 from biocite.agent.verdict import (
+    HARMS,
     LABELS,
     VerdictModel,
     asks_about_safety,
@@ -1608,15 +1609,22 @@ def test_a_safety_question_gets_a_bottom_line_only_from_evidence_on_harms(
     """`biocite ask "Is metformin safe during pregnancy?"` said "no, the cited studies do not support it"
     from a trial finding no benefit of metformin in IVF: a finding on benefit says nothing of safety. A safety
     question whose evidence names no harm (adverse events, complications, malformations, risk ...) gets no
-    bottom line: the verdict is insufficient, and a note says why."""
+    bottom line: the verdict is insufficient, harms are listed as not covered (the first sentence says so, as for
+    any concept not covered), and a note says why."""
     answer, _ = _ask_one_abstract(
         monkeypatch, "Metformin in pregnancy", abstract, "Is metformin safe during pregnancy?", "no"
     )
     assert answer.verdict == expected
-    has_line = any(s.kind == "bottom_line" for s in answer.sentences)
-    assert has_line == (expected != "insufficient")
+    line = answer.sentences[0]
+    assert line.kind == "bottom_line"
+    unanswered = expected == "insufficient"
+    assert (
+        line.text.startswith("Bottom line: not answered: none of the studies found mentions harms")
+        == unanswered
+    )
+    assert answer.not_covered == ([HARMS] if unanswered else [])
     noted = any("no bottom line on safety" in n for n in answer.trace.notes)
-    assert noted == (expected == "insufficient")
+    assert noted == unanswered
 
 
 def test_asks_about_safety_reads_the_question_after_a_titles_colon() -> None:
@@ -1630,6 +1638,12 @@ def test_asks_about_safety_reads_the_question_after_a_titles_colon() -> None:
     assert asks_about_safety("Is it safe to take ibuprofen with lisinopril?")
     assert asks_about_safety("Esophagogastric devascularization in portal hypertension: safe and effective?")
     assert not asks_about_safety("Is unsafe sexual behaviour increasing among HIV-infected individuals?")
+    # harms asked in other words; knowing of side effects, or predicting an adverse outcome, is not
+    assert asks_about_safety("Were there more adverse events with as-needed budesonide-formoterol?")
+    assert asks_about_safety("Does metformin cause side effects?")
+    assert asks_about_safety("Is semaglutide well tolerated?")
+    assert not asks_about_safety("Are physicians aware of the side effects of ACE inhibitors?")
+    assert not asks_about_safety("Doppler examination in early pregnancy: can it predict adverse outcome?")
     assert speaks_of_harm(["Adverse events were rare."]) and speaks_of_harm(
         ["No major complications occurred."]
     )
