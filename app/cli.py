@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -40,7 +41,7 @@ from biocite.agent.checks import check_question  # light: the question's checks,
 from biocite.app.cli_corpus import corpus_app
 from biocite.errors import BiociteError
 from biocite.files import output_file, output_folder
-from biocite.records import given_pmid
+from biocite.records import PMID_REFERENCE, copied_pmid, given_pmid
 from biocite.settings import Settings, load_settings
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -268,6 +269,10 @@ def search(
         _search_topics(_settings(preset, overrides), topics, trec_run, k)
         return
     query = _text_arg(query, "query")
+    # "PMID 29768149", a PubMed link, or a bare PMID-sized number ("1918" may be a search for a year)
+    if reference := PMID_REFERENCE.fullmatch(query) or re.fullmatch(r"([1-9]\d{5,9})", query):
+        pmid = reference.group(1)
+        raise BiociteError(f"the query is a PMID, not words; to read PMID {pmid}, use `biocite show {pmid}`")
     settings = _settings(preset, overrides)
     hits = open_retriever(settings).search(query, k=k)
     if json_out:
@@ -611,7 +616,7 @@ def check_cmd(
         return
     request = new_request(
         claim,
-        [given_pmid(p) for p in pmid or []],
+        [copied_pmid(p) for p in pmid or []],
         text,
         {"claim": "claim", "pmids": "--pmid", "text": "--text"},
     )

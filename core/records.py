@@ -46,11 +46,16 @@ PMID_REFERENCE = re.compile(
 )
 
 
-def given_pmid(value: str) -> str:
-    """A PMID a user typed on the command line, also as copied ("PMID: 29768149", a PubMed link): its
-    canonical string, or an InputError."""
+def copied_pmid(value: str) -> str:
+    """The digits of a PMID as copied ("PMID: 29768149", a PubMed link); any other value as it is (to be
+    checked where it is used)."""
     reference = PMID_REFERENCE.fullmatch(value.strip())
-    return check_pmid(reference.group(1) if reference else value)
+    return reference.group(1) if reference else value
+
+
+def given_pmid(value: str) -> str:
+    """A PMID a user typed on the command line, also as copied: its canonical string, or an InputError."""
+    return check_pmid(copied_pmid(value))
 
 
 def _pmid_field(value: Any) -> Any:

@@ -742,6 +742,13 @@ CASES: list[Case] = [
         check=names("UTF-8"),
     ),  # fmt: skip
     Case(
+        "search for a PMID",
+        ["search", "PMID: 31851484"],
+        2,
+        index=False,
+        check=names("biocite show 31851484"),
+    ),  # fmt: skip
+    Case(
         "ask with a PMID for a question",
         ["ask", "31851484"],
         2,

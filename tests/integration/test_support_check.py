@@ -59,7 +59,17 @@ def check_verdict(doc: dict, evidence: str) -> None:
 
 def test_check_claim_against_pmids_and_text(setup) -> None:
     settings, _ = setup
-    done = biocite(settings, "check", CLAIM, "--pmid", "1001", "--pmid", "1002", "--json")
+    # the second PMID as copied from the browser reads as the PMID
+    done = biocite(
+        settings,
+        "check",
+        CLAIM,
+        "--pmid",
+        "1001",
+        "--pmid",
+        "https://pubmed.ncbi.nlm.nih.gov/1002/",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     abstracts = {d["pmid"]: d["abstract"] for d in MINI_CORPUS}
