@@ -318,11 +318,13 @@ class Agent:
         notes = list(state.get("notes", []))
         # the heuristic's test for a follow-up: it refers back, or has too few words of its own to search
         refers_back = bool(PRONOUNS.search(question)) or len(content_terms(question)) < 4
+        named = "the question names"
+        # "Was it safe?" after "What did PMID 29768149 find?" reads the same abstract
         if not focus and refers_back and history and history[-1].focus:
-            focus = list(history[-1].focus)  # "Was it safe?" after "What did PMID 29768149 find?"
+            focus, named = list(history[-1].focus), "a follow-up on"
         if focus:
             which = "that abstract" if len(focus) == 1 else "those abstracts"
-            notes.append(f"the question names PMID {', '.join(focus)}: answered from {which} alone")
+            notes.append(f"{named} PMID {', '.join(focus)}: answered from {which} alone")
         if not history:
             df = self.doc_freqs
             return {
@@ -338,9 +340,8 @@ class Agent:
                 text = self._complete(
                     load_prompt("contextualize").messages(history="\n".join(lines), question=question)
                 )
-                rewritten = named_pmids(_first_line(text))[
-                    0
-                ]  # a PMID copied from the history is no word to search
+                # a PMID the LLM copies from the history is no word to search
+                rewritten, _ = named_pmids(_first_line(text))
                 if len(rewritten) >= 8:
                     notes.append(f"follow-up rewritten by the LLM: {rewritten!r}")
                     return {"standalone": rewritten, "focus": focus, "notes": notes}
@@ -790,10 +791,9 @@ class Agent:
             enough = self.sufficient(state.get("evidence", []))
         if enough and state.get("evidence") and not state.get("unknown_concepts"):
             return "conclude"
-        searched = (
-            state.get("focus") or state.get("round", 0) >= self.config.max_rounds
-        )  # named: nothing more to find
-        return "abstain" if searched else "plan"
+        # the abstracts a question names are all there is to read: no second round
+        done = bool(state.get("focus")) or state.get("round", 0) >= self.config.max_rounds
+        return "abstain" if done else "plan"
 
     def route_after_conclude(self, state: AgentState) -> str:
         return "generate" if state["mode"] == "generate" and not state.get("llm_failed") else "extractive"
@@ -1175,14 +1175,16 @@ def _unseen_check(state: AgentState) -> Callable[[AnswerSentence], list[str]] | 
 def _not_in_named(focus: list[str], state: AgentState) -> str:
     """Why the abstracts a question names give no answer: not indexed, or silent on what it asks."""
     read = [h.pmid for h in state.get("hits", [])]
-    absent = [p for p in focus if p not in read]
+    absent = ", ".join(p for p in focus if p not in read)
     if not read:
-        which = "is" if len(absent) == 1 else "are"
-        return f"PMID {', '.join(absent)}, named in the question, {which} not in the index: add {'its' if len(absent) == 1 else 'their'} abstract (`biocite index add`) or ask without it."
+        return (
+            f"PMID {absent}, named in the question, is not in the index: add the abstract (`biocite index add`) "
+            "or ask without it."
+        )
     missing = state.get("not_covered") or state.get("unknown_concepts") or state.get("in_passing") or []
     what = ", ".join(repr(c) for c in missing) if missing else "what the question asks"
-    also = f" (PMID {', '.join(absent)} is not in the index)" if absent else ""
-    return f"The abstract{'s' if len(read) > 1 else ''} named in the question (PMID {', '.join(read)}) do{'' if len(read) > 1 else 'es'} not mention {what}{also}."
+    also = f" (PMID {absent} is not in the index)" if absent else ""
+    return f"The abstracts named in the question (PMID {', '.join(read)}) do not mention {what}{also}."
 
 
 def _bottom_line_hint(verdict: str | None) -> str:

@@ -231,7 +231,7 @@ def test_a_follow_up_on_a_named_pmid_reads_that_abstract_and_a_new_question_does
     agent.ask("What did PMID 444 find about body weight?", mode="extractive", thread_id="t")
     follow = agent.ask("Was it well tolerated?", mode="extractive", thread_id="t")
     assert follow.trace.retrieved == ["444"] and retriever.queries == []
-    assert "the question names PMID 444: answered from that abstract alone" in follow.trace.notes
+    assert "a follow-up on PMID 444: answered from that abstract alone" in follow.trace.notes
     fresh = agent.ask(
         "Does vitamin D supplementation reduce hip fractures in older adults?",
         mode="extractive",
