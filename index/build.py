@@ -11,7 +11,7 @@ from __future__ import annotations
 import resource
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -255,9 +255,15 @@ def _build_into(
     with _timed(report, "parse"):
         records = cluster.records(files, report.read) if cluster else _local_records(files, report.read)
         _sync_documents(
-            store, records, settings, report, retokenize=retokenize, resplit=resplit, progress=progress
+            store,
+            records,
+            settings,
+            report,
+            retokenize=retokenize,
+            resplit=resplit,
+            deleted=set(manifest.explicit_deletions),
+            progress=progress,
         )
-        report.removed += store.delete(manifest.explicit_deletions)
         store.commit()
     if not len(store):  # said here: the engines' own error ("bm25 build: the corpus is empty") names no cause
         raise InputError("no documents left to index: every record read was skipped or deleted")
@@ -403,35 +409,45 @@ def _sync_documents(
     *,
     retokenize: bool,
     resplit: Callable[[Document], bool] | None = None,
+    deleted: Set[str] = frozenset(),
     progress: bool,
 ) -> None:
     """Apply records in order: new or changed documents stored (every one when `retokenize`, and those
-    `resplit` accepts), deletions applied, the rest removed."""
+    `resplit` accepts), deletions applied, the rest removed. A record of a PMID the user `deleted` is passed
+    over (so removed if stored).
+
+    The summary counts what differs from the index before, not the writes: each rebuild re-reads every source,
+    and a PMID deleted by the user had been stored and deleted again ("+1 added, -1 removed" on every later
+    build), and a document two sources hold (a file and its update) counted as changed twice though it ends
+    as it was."""
     known = store.hashes()
+    original: dict[str, str | None] = {}  # of each PMID touched, its hash before (None: not indexed)
+    refreshed: set[str] = set()  # rewritten with the same content: re-split or re-tokenized
     seen: set[str] = set()
     bar = tqdm(desc="documents", unit="doc", disable=not progress)
     pending = 0
     for record in records:
         if isinstance(record, Deletion):
-            report.removed += store.delete(record.pmids)
+            store.delete(record.pmids)
             seen.difference_update(record.pmids)
             for pmid in record.pmids:
-                known.pop(pmid, None)
+                original.setdefault(pmid, known.pop(pmid, None))
             continue
         pmid = record.doc.pmid
+        if pmid in deleted:
+            continue
         seen.add(pmid)
         same = known.get(pmid) == record.content_hash
         again = same and resplit is not None and resplit(record.doc)
         if same and not (retokenize or again):
             continue
         report.resplit_documents += again
+        if same:
+            refreshed.add(pmid)
         if record.sentences is None or record.tokens is None:
             record = prepare(record.doc, settings.index.stem, split=True)
         store.upsert(record.doc, record.content_hash, record.sentences or [], record.tokens or [])
-        if pmid in known:
-            report.changed += 1
-        else:
-            report.added += 1
+        original.setdefault(pmid, known.get(pmid))
         known[pmid] = record.content_hash
         pending += 1
         bar.update()
@@ -439,7 +455,15 @@ def _sync_documents(
             store.commit()
             pending = 0
     bar.close()
-    report.removed += store.delete([pmid for pmid in known if pmid not in seen])
+    unseen = [pmid for pmid in known if pmid not in seen]
+    store.delete(unseen)
+    for pmid in unseen:
+        original.setdefault(pmid, known.pop(pmid))
+    for pmid, was in original.items():
+        now = known.get(pmid)
+        report.added += was is None and now is not None
+        report.removed += was is not None and now is None
+        report.changed += was is not None and now is not None and (now != was or pmid in refreshed)
 
 
 def _local_records(files: list[Path], stats: ReadStats) -> Iterator[Prepared | Deletion]:

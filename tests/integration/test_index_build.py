@@ -149,8 +149,12 @@ def test_add_and_delete_touch_only_those_documents(tmp_path, mini_corpus):
     index = open_index(settings)
     assert "1003" not in index.docs and "2001" in index.docs
     assert "1003" not in index.dense.ids and index.bm25.search(["metformin"], 5) == []
-    # A later build from the same files keeps the deletion.
-    assert build_index(settings, [mini_corpus, extra], progress=False).documents == 4
+    # A later build from the same files keeps the deletion, and its summary counts nothing for it (it had
+    # re-added the deleted document and removed it again: "+1 added, -1 removed" on every later build).
+    rebuilt = build_index(settings, [mini_corpus, extra], progress=False)
+    assert (rebuilt.documents, rebuilt.added, rebuilt.changed, rebuilt.removed) == (4, 0, 0, 0)
+    again = delete_documents(settings, ["1002"])
+    assert (again.added, again.removed, again.documents) == (0, 1, 3)
 
 
 def test_interrupted_build_resumes_without_redoing_finished_work(tmp_path, mini_corpus, monkeypatch):
