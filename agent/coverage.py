@@ -1097,8 +1097,8 @@ class Coverage:
 
     concepts: list[Concept]
     by_pmid: dict[str, set[int]]
-    # concepts an evidence abstract names only in passing, whose other evidence sentences were dropped
-    in_passing: list[str] = field(default_factory=list)
+    # of each evidence abstract naming concepts only in passing (its other evidence sentences dropped), their labels
+    in_passing_by_pmid: dict[str, list[str]] = field(default_factory=dict)
     # each evidence abstract's terms as the check read them (the topic check reads them again)
     terms: dict[str, DocumentTerms] = field(default_factory=dict)
 
@@ -1113,6 +1113,11 @@ class Coverage:
             + (f" (not covered: {'; '.join(missing)})" if missing else "")
         )
         return missing
+
+    @property
+    def in_passing(self) -> list[str]:
+        """The concepts some evidence abstract names only in passing, each once."""
+        return list(dict.fromkeys(label for labels in self.in_passing_by_pmid.values() for label in labels))
 
     def named_by_pmid(self) -> dict[str, list[str]]:
         """For each abstract, the texts of the concepts it covers (plain data, for the graph's state)."""

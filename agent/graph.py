@@ -494,6 +494,7 @@ class Agent:
             "evidence": evidence,
             "cleared": len(relevant),
             "in_passing": covered.in_passing if covered is not None else [],
+            "in_passing_by_pmid": covered.in_passing_by_pmid if covered is not None else {},
             "notes": notes,
             "not_covered": not_covered,
             "concepts_by_pmid": concepts_by_pmid,
@@ -511,6 +512,17 @@ class Agent:
             return {"question_type": kind, "verdict": "insufficient", "verdict_probability": None}
         if kind != "yes/no" or model is None or not evidence:
             return {"question_type": kind}
+        if named := lead_in_passing(state):  # its findings are on something else: none answers the question
+            notes = [
+                *state.get("notes", []),
+                f"no bottom line: PMID {evidence[0].pmid} names {' and '.join(named)} only in passing",
+            ]
+            return {
+                "question_type": kind,
+                "verdict": "insufficient",
+                "verdict_probability": None,
+                "notes": notes,
+            }
         read, weights = self._verdict_evidence(state["standalone"], evidence, state.get("hits", []))
         top = [(e.pmid, e.sentence_index, e.span.text) for e in read]
         texts = [text for _, _, text in top]
@@ -724,13 +736,16 @@ class Agent:
         notes = list(dict.fromkeys(state.get("notes", [])))  # a note repeated by each round, once
         sentences = state.get("sentences", [])
         missing = state.get("not_covered") or []
-        if sentences and (state.get("verdict") in ("yes", "no", "mixed") or missing):
+        passing = lead_in_passing(state) if state.get("verdict") == "insufficient" else []
+        if sentences and (state.get("verdict") in ("yes", "no", "mixed") or missing or passing):
             verdict = state.get("verdict") or "insufficient"
             p = state.get("verdict_probability")
             # the bottom line quotes what the verdict read (a "no" had quoted a subgroup's benefit from the
             # first evidence sentences, not the null result it was read from); without a verdict, the evidence
             quoted = state.get("verdict_evidence") or state.get("evidence", [])
-            line = bottom_line_sentence(verdict, quoted, not_covered=missing, probability=p)
+            line = bottom_line_sentence(
+                verdict, quoted, not_covered=missing, probability=p, in_passing=passing
+            )
             sentences = [line, *sentences]
         sentences = enforce_guarantees(
             sentences,
@@ -984,16 +999,17 @@ class Agent:
         docs: dict[str, Document],
         sentences: dict[str, list[Sentence]],
         notes: list[str],
-    ) -> tuple[list[Evidence], list[str]]:
+    ) -> tuple[list[Evidence], dict[str, list[str]]]:
         """Of an abstract naming a key concept or the subject only in passing, only the evidence sentences
         that name it: a raloxifene trial's results, "compared with tamoxifen" once, answered a tamoxifen
-        question (noted, with what was dropped). Also the labels of the concepts that dropped sentences."""
+        question (noted, with what was dropped). Also, by PMID, the labels of the concepts that dropped
+        sentences."""
         passing: dict[str, list[Concept]] = {}
         for p in dict.fromkeys(e.pmid for e in evidence):
             texts = [s.text for s in sentences[p]]
             passing[p] = [concepts[i] for i in in_passing(concepts, covered[p], docs[p], texts)]
         kept = [e for e in evidence if names_all(e.span.text, passing[e.pmid])]
-        labels: list[str] = []
+        labels: dict[str, list[str]] = {}
         for pmid, named in passing.items():
             dropped = sum(e.pmid == pmid for e in evidence) - sum(e.pmid == pmid for e in kept)
             if named and dropped:
@@ -1001,8 +1017,8 @@ class Agent:
                     f"PMID {pmid} names {', '.join(c.label for c in named)} only in passing: "
                     f"{dropped} of its evidence sentences that do not were dropped"
                 )
-                labels.extend(c.label for c in named)
-        return kept, list(dict.fromkeys(labels))
+                labels[pmid] = [c.label for c in named]
+        return kept, labels
 
     def question_concepts(self, question: str) -> list[Concept]:
         """The question's key concepts, asked outcome, setting and subject (agent/coverage.py); none without
@@ -1172,6 +1188,13 @@ def _unseen_check(state: AgentState) -> Callable[[AnswerSentence], list[str]] | 
     return unseen
 
 
+def lead_in_passing(state: AgentState) -> list[str]:
+    """The key concepts the abstract of the first evidence sentence (the verdict's) names only in passing: a
+    study of NOACs that lists apixaban once among them does not say whether apixaban is better than warfarin."""
+    evidence = state.get("evidence") or []
+    return (state.get("in_passing_by_pmid") or {}).get(evidence[0].pmid, []) if evidence else []
+
+
 def _not_in_named(focus: list[str], state: AgentState) -> str:
     """Why the abstracts a question names give no answer: not indexed, or silent on what it asks."""
     read = [h.pmid for h in state.get("hits", [])]
@@ -1201,10 +1224,12 @@ def bottom_line_sentence(
     max_citations: int = 2,
     not_covered: list[str] | None = None,
     probability: float | None = None,
+    in_passing: list[str] | None = None,
 ) -> AnswerSentence:
     """The verdict as the answer's first sentence, quoting `evidence` (best first: the sentences the verdict
     read, else the answer's first evidence sentences), hedged below `LIKELY`; with concepts not covered, the
-    sentence says the studies found do not mention them."""
+    sentence says the studies found do not mention them; with concepts the lead abstract names only in
+    passing, that its findings are not about them."""
     by_pmid: dict[str, list[Evidence]] = {}
     for item in evidence[:3]:
         by_pmid.setdefault(item.pmid, []).append(item)
@@ -1212,6 +1237,9 @@ def bottom_line_sentence(
     text = _BOTTOM_LINES.get(verdict, "")
     if hedged(verdict, probability):
         text = _UNSURE_LINES[verdict].format(p=probability)
+    if in_passing:
+        names = " or ".join(in_passing)
+        text = f"Bottom line: not answered: the studies found name {names} only in passing; below is only what they report."
     if not_covered:
         names = " or ".join(not_covered)
         text = f"Bottom line: not answered: none of the studies found mentions {names}; below is only what they report."

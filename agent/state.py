@@ -34,6 +34,7 @@ class AgentState(TypedDict, total=False):
     evidence: list[Evidence]  # chosen evidence sentences, best first
     cleared: int  # evidence sentences that cleared the relevance bar, before the coverage filter
     in_passing: list[str]  # key concepts the evidence abstracts name only in passing (sentences dropped)
+    in_passing_by_pmid: dict[str, list[str]]  # ... by abstract: the verdict reads none that does
     not_covered: list[str]  # key concepts of the question that no evidence abstract mentions
     concepts_by_pmid: dict[str, list[str]]  # for each retrieved abstract checked, the concepts it covers
     unknown_concepts: list[str]  # ... of them, those no indexed abstract mentions: the agent abstains
@@ -69,6 +70,7 @@ def fresh_turn(question: str, mode: str) -> AgentState:
         evidence=[],
         cleared=0,
         in_passing=[],
+        in_passing_by_pmid={},
         not_covered=[],
         concepts_by_pmid={},
         unknown_concepts=[],

@@ -57,12 +57,12 @@ def main() -> None:
     rule = Agent._naming_in_passing
     current: list[str] = [""]
 
-    def watched(evidence: list[Evidence], *rest: object) -> list[Evidence]:
-        kept = rule(evidence, *rest)  # type: ignore[arg-type]
+    def watched(evidence: list[Evidence], *rest: object) -> tuple[list[Evidence], dict[str, list[str]]]:
+        kept, by_pmid = rule(evidence, *rest)  # type: ignore[arg-type]
         dropped = [e for e in evidence if e not in kept]
         if dropped:
             fired.setdefault(current[0], []).extend(f"{e.pmid}: {e.span.text[:110]}" for e in dropped)
-        return kept
+        return kept, by_pmid
 
     start = time.perf_counter()
     answers = {}
@@ -74,7 +74,7 @@ def main() -> None:
           f"{min(args.pubmedqa_n, len(held_out))} held-out PubMedQA) in {time.perf_counter() - start:.0f} s; "
           f"the rule dropped evidence for {len(fired)}")  # fmt: skip
     changed = 0
-    with mock.patch.object(Agent, "_naming_in_passing", staticmethod(lambda evidence, *_: evidence)):
+    with mock.patch.object(Agent, "_naming_in_passing", staticmethod(lambda evidence, *_: (evidence, {}))):
         for question, dropped in fired.items():
             on, off = answers[question], agent.ask(question, mode="extractive")
             cited_on, cited_off = on.cited_pmids, off.cited_pmids

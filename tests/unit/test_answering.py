@@ -1709,6 +1709,35 @@ def test_an_abstract_naming_the_subject_in_passing_gives_only_its_sentences_that
     assert any(n.startswith("PMID 15458908 names tamoxifen only in passing") for n in answer.trace.notes)
 
 
+def test_no_verdict_from_an_abstract_that_names_the_asked_drug_only_in_passing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`biocite ask "Is apixaban better than warfarin in atrial fibrillation?"` (2026-12-06) said "yes (0.68)":
+    the only abstract found studies the persistence of NOACs as a class and lists apixaban once among them. Its
+    findings are not about apixaban: the verdict is insufficient, and the bottom line says why."""
+    noacs = (  # PMID 26702312 (data/pubmed_xml/medline16n0902.xml.gz), shortened
+        "Persistence of non-vitamin K antagonist oral anticoagulant use in Japanese patients with atrial fibrillation",
+        "The aim of this study is to evaluate NOAC and warfarin persistence in Japanese patients with NVAF. "
+        "We retrospectively studied 401 patients with NVAF who had newly started NOACs (197 dabigatran, 107 "
+        "rivaroxaban, 102 apixaban) and 200 patients with atrial fibrillation who had newly started warfarin. "
+        "The persistence rates of patients prescribed NOACs was lower than that of patients prescribed warfarin. "
+        "The rate of persistence of prescribed NOACs was significantly lower than that of warfarin in Japanese "
+        "patients with atrial fibrillation.",
+    )
+    abstracts = {"26702312": noacs, **_fillers(30)}
+    monkeypatch.setattr(Agent, "verdict_model", property(lambda self: _TextsSeen("yes")))
+    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
+    agent = Agent(
+        agent_settings(*bars, "agent.max_subject_df=0.2", "agent.evidence_per_doc=4"),
+        retriever=TokenDocsRetriever(abstracts),
+    )
+    answer = agent.ask("Is apixaban better than warfarin in atrial fibrillation?", mode="extractive")
+    assert answer.verdict == "insufficient", answer.trace.notes
+    line = answer.sentences[0]
+    assert line.kind == "bottom_line" and "name apixaban only in passing" in line.text
+    assert "no bottom line: PMID 26702312 names apixaban only in passing" in answer.trace.notes
+
+
 def test_an_abstention_after_the_in_passing_filter_does_not_say_nothing_was_relevant() -> None:
     """With only the raloxifene trial indexed, its four relevant sentences are all dropped for not naming
     tamoxifen: the reason said "no sentence cleared relevance", which was untrue."""
