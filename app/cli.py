@@ -939,8 +939,10 @@ def _usage_line(exc: typer.TyperException) -> str:
     """A click usage error as one line, with the command to ask for help."""
     ctx = getattr(exc, "ctx", None)
     hint = f" (see `{ctx.command_path} -h`)" if ctx is not None else ""
-    takes_corpus = ctx is not None and any(p.name == "corpus" for p in ctx.command.params)
-    if takes_corpus and "unexpected extra argument" in exc.format_message():  # `index build corpus.jsonl`
+    extra = "unexpected extra argument" in exc.format_message()
+    if (
+        ctx is not None and extra and any(p.name == "corpus" for p in ctx.command.params)
+    ):  # `index build x.jsonl`
         hint = f" (give each file or folder with --corpus: `{ctx.command_path} --corpus A --corpus B`)"
     return f"{_one_line(exc.format_message())}{hint}"
 
