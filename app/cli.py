@@ -939,10 +939,9 @@ def _usage_line(exc: typer.TyperException) -> str:
     """A click usage error as one line, with the command to ask for help."""
     ctx = getattr(exc, "ctx", None)
     hint = f" (see `{ctx.command_path} -h`)" if ctx is not None else ""
+    # `index build corpus.jsonl`: a file given where --corpus was meant
     extra = "unexpected extra argument" in exc.format_message()
-    if (
-        ctx is not None and extra and any(p.name == "corpus" for p in ctx.command.params)
-    ):  # `index build x.jsonl`
+    if ctx is not None and extra and any(p.name == "corpus" for p in ctx.command.params):
         hint = f" (give each file or folder with --corpus: `{ctx.command_path} --corpus A --corpus B`)"
     return f"{_one_line(exc.format_message())}{hint}"
 
