@@ -99,10 +99,18 @@ _BRACKETED_PMID = re.compile(r"\s*[(\[]\s*(?:" + PMID_REFERENCE.pattern + r")\s*
 _PMID_MENTION = re.compile(r"(?<!\w)" + PMID_REFERENCE.pattern, re.IGNORECASE)
 
 
+# "PMIDs 123, 456 and 789"
+_PMID_LIST = re.compile(r"(?<!\w)PMIDs\s*:?\s*(\d{1,10}(?:\s*(?:,|and|&|or)\s*\d{1,10})+)\b", re.IGNORECASE)
+
+
 def named_pmids(question: str) -> tuple[str, list[str]]:
-    """The PMIDs a question names ("What did PMID 29768149 find about budesonide-formoterol?"), in order, and
-    the question with each mention read as "the study" (dropped where it stands in brackets), so that its own
-    words are what is searched for and checked in those abstracts: "PMID 29768149" is no concept to cover."""
-    pmids = [m.group(1).lstrip("0") or "0" for m in _PMID_MENTION.finditer(question)]
-    text = _PMID_MENTION.sub("the study", _BRACKETED_PMID.sub("", question))
+    """The PMIDs a question names ("What did PMID 29768149 find about budesonide-formoterol?", "Do PMIDs 123
+    and 456 agree?"), in order, and the question with each mention read as "the study" ("the studies"; dropped
+    where it stands in brackets), so that its own words are what is searched for and checked in those
+    abstracts: "PMID 29768149" is no concept to cover."""
+    found = [(m.start(), m.group(1)) for m in _PMID_MENTION.finditer(question)]
+    found += [(m.start(), n) for m in _PMID_LIST.finditer(question) for n in re.findall(r"\d+", m.group(1))]
+    pmids = [n.lstrip("0") or "0" for _, n in sorted(found)]
+    text = _PMID_LIST.sub("the studies", _BRACKETED_PMID.sub("", question))
+    text = _PMID_MENTION.sub("the study", text)
     return " ".join(text.split()), list(dict.fromkeys(pmids))

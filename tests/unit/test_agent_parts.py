@@ -111,6 +111,7 @@ def test_named_pmids_are_read_as_the_study_and_dropped_in_brackets() -> None:
     )
     assert named_pmids("In pmid 12 and PubMed ID 0034, or PMID 12 again?")[1] == ["12", "34"]
     assert named_pmids("Does aspirin prevent stroke in 2020?") == ("Does aspirin prevent stroke in 2020?", [])
+    assert named_pmids("Do PMIDs 123, 456 and 789 agree?") == ("Do the studies agree?", ["123", "456", "789"])
     assert named_pmids("What did https://pubmed.ncbi.nlm.nih.gov/29768149/ find?") == (
         "What did the study find?",
         ["29768149"],
