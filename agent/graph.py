@@ -54,6 +54,7 @@ from biocite.agent.coverage import (
     uncited_concepts,
 )
 from biocite.agent.evidence import (
+    ANSWER_BEARING,
     RelevanceWeights,
     VectorCache,
     content_terms,
@@ -1189,10 +1190,18 @@ def _unseen_check(state: AgentState) -> Callable[[AnswerSentence], list[str]] | 
 
 
 def lead_in_passing(state: AgentState) -> list[str]:
-    """The key concepts the abstract of the first evidence sentence (the verdict's) names only in passing: a
-    study of NOACs that lists apixaban once among them does not say whether apixaban is better than warfarin."""
+    """The key concepts the abstract of the first evidence sentence (the verdict's) names only in passing, when
+    none of its evidence sentences left (those naming them) reads as a finding: a study of NOACs that lists
+    apixaban once, in its methods, does not say whether apixaban is better than warfarin. A review whose one
+    sentence naming warfarin is its finding on warfarin still answers a warfarin question. Without a findings
+    model (P(answer-bearing) unknown) the verdict is read as before."""
     evidence = state.get("evidence") or []
-    return (state.get("in_passing_by_pmid") or {}).get(evidence[0].pmid, []) if evidence else []
+    if not evidence:
+        return []
+    lead = [e for e in evidence if e.pmid == evidence[0].pmid]
+    if any(e.answer is None or e.answer >= ANSWER_BEARING for e in lead):
+        return []
+    return (state.get("in_passing_by_pmid") or {}).get(evidence[0].pmid, [])
 
 
 def _not_in_named(focus: list[str], state: AgentState) -> str:

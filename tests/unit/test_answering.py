@@ -1709,6 +1709,13 @@ def test_an_abstract_naming_the_subject_in_passing_gives_only_its_sentences_that
     assert any(n.startswith("PMID 15458908 names tamoxifen only in passing") for n in answer.trace.notes)
 
 
+class _MethodsRead:
+    """A findings stub: a sentence saying what was studied is no finding, the others are."""
+
+    def score(self, question, sentences, counts, encode):  # type: ignore[no-untyped-def]
+        return np.array([0.2 if "studied" in s.text else 0.9 for s in sentences], dtype=np.float32)
+
+
 def test_no_verdict_from_an_abstract_that_names_the_asked_drug_only_in_passing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -1726,6 +1733,7 @@ def test_no_verdict_from_an_abstract_that_names_the_asked_drug_only_in_passing(
     )
     abstracts = {"26702312": noacs, **_fillers(30)}
     monkeypatch.setattr(Agent, "verdict_model", property(lambda self: _TextsSeen("yes")))
+    monkeypatch.setattr(Agent, "findings", property(lambda self: _MethodsRead()))
     bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
     agent = Agent(
         agent_settings(*bars, "agent.max_subject_df=0.2", "agent.evidence_per_doc=4"),
