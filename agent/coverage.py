@@ -88,7 +88,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Literal
@@ -1114,14 +1114,14 @@ class Coverage:
         )
         return missing
 
-    @property
-    def in_passing(self) -> list[str]:
-        """The concepts some evidence abstract names only in passing, each once."""
-        return list(dict.fromkeys(label for labels in self.in_passing_by_pmid.values() for label in labels))
-
     def named_by_pmid(self) -> dict[str, list[str]]:
         """For each abstract, the texts of the concepts it covers (plain data, for the graph's state)."""
         return {p: [self.concepts[i].text for i in sorted(idx)] for p, idx in self.by_pmid.items()}
+
+
+def passing_labels(in_passing_by_pmid: Mapping[str, list[str]]) -> list[str]:
+    """The concepts some evidence abstract names only in passing (`Coverage.in_passing_by_pmid`), each once."""
+    return list(dict.fromkeys(label for labels in in_passing_by_pmid.values() for label in labels))
 
 
 def coverage(concepts: list[Concept], terms: dict[str, DocumentTerms]) -> dict[str, set[int]]:

@@ -50,6 +50,7 @@ from biocite.agent.coverage import (
     never_indexed,
     off_topic,
     outcome_parts,
+    passing_labels,
     respelling_notes,
     uncited_concepts,
 )
@@ -494,7 +495,6 @@ class Agent:
         return {
             "evidence": evidence,
             "cleared": len(relevant),
-            "in_passing": covered.in_passing if covered is not None else [],
             "in_passing_by_pmid": covered.in_passing_by_pmid if covered is not None else {},
             "notes": notes,
             "not_covered": not_covered,
@@ -714,7 +714,7 @@ class Agent:
                 f"and {len(evidence)} cleared {bar} (needs {self.config.min_evidence})"
             )
         elif cleared := state.get("cleared", 0):  # all dropped by the coverage filter (`_naming_in_passing`)
-            passing = state.get("in_passing") or []
+            passing = passing_labels(state.get("in_passing_by_pmid") or {})
             named = ", ".join(repr(c) for c in passing) or "the key concepts"
             found = (
                 f"{cleared} sentence{'s' if cleared > 1 else ''} cleared relevance {bar}, but none names "
@@ -1213,7 +1213,8 @@ def _not_in_named(focus: list[str], state: AgentState) -> str:
             f"PMID {absent}, named in the question, is not in the index: add the abstract (`biocite index add`) "
             "or ask without it."
         )
-    missing = state.get("not_covered") or state.get("unknown_concepts") or state.get("in_passing") or []
+    passing = passing_labels(state.get("in_passing_by_pmid") or {})
+    missing = state.get("not_covered") or state.get("unknown_concepts") or passing
     what = ", ".join(repr(c) for c in missing) if missing else "what the question asks"
     also = f" (PMID {absent} is not in the index)" if absent else ""
     return f"The abstracts named in the question (PMID {', '.join(read)}) do not mention {what}{also}."

@@ -33,8 +33,8 @@ class AgentState(TypedDict, total=False):
     retrieval_scores: dict[str, float]  # each hit's score relative to the best hit of its query (1.0)
     evidence: list[Evidence]  # chosen evidence sentences, best first
     cleared: int  # evidence sentences that cleared the relevance bar, before the coverage filter
-    in_passing: list[str]  # key concepts the evidence abstracts name only in passing (sentences dropped)
-    in_passing_by_pmid: dict[str, list[str]]  # ... by abstract: the verdict reads none that does
+    # of each evidence abstract naming key concepts only in passing (its other sentences dropped), their labels
+    in_passing_by_pmid: dict[str, list[str]]
     not_covered: list[str]  # key concepts of the question that no evidence abstract mentions
     concepts_by_pmid: dict[str, list[str]]  # for each retrieved abstract checked, the concepts it covers
     unknown_concepts: list[str]  # ... of them, those no indexed abstract mentions: the agent abstains
@@ -69,7 +69,6 @@ def fresh_turn(question: str, mode: str) -> AgentState:
         retrieval_scores={},
         evidence=[],
         cleared=0,
-        in_passing=[],
         in_passing_by_pmid={},
         not_covered=[],
         concepts_by_pmid={},
