@@ -588,9 +588,8 @@ def check_cmd(
     if run is not None:
         from biocite.evaluator.runs import load_run
 
-        loaded = load_run(
-            run
-        )  # a malformed run, or an --out that cannot be a folder, fails before any model loads
+        # a malformed run, or an --out that cannot be a folder, fails before any model loads
+        loaded = load_run(run)
         output_folder(out)
         model = SupportModel.load(settings)
         doc = audit_run(model, loaded, index_fetch(settings))

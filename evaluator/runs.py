@@ -110,15 +110,11 @@ def _question(path: Path, topic: str, given: Any, topics: dict[str, str]) -> str
         return given
     if topic in topics:
         return topics[topic]
-    journal = (
-        ""
-        if str(path) == "-"
-        else (
-            f" (for a run `biocite batch` wrote from your own topics, keep its journal, {journal_path(path).name}, "
-            "beside it)"
-        )
-    )
-    raise _fail(path, topic, "question", f"missing, and the topic is not a known BioGen topic{journal}")
+    why = "missing, and the topic is not a known BioGen topic"
+    if str(path) != "-":  # standard input has no journal beside it
+        name = journal_path(path).name
+        why += f" (for a run `biocite batch` wrote from your own topics, keep its journal, {name}, beside it)"
+    raise _fail(path, topic, "question", why)
 
 
 def _biocite_entry(path: Path, row: Any, where: str) -> RunEntry:
