@@ -77,6 +77,10 @@ def check_question(question: str, max_chars: int) -> str:
 # A question that refers back: a pronoun where the subject would be, or an elliptical opening.
 PRONOUNS = re.compile(r"\b(it|its|they|them|their|this|that|these|those|he|she|such)\b", re.IGNORECASE)
 _FOLLOW_UP_OPENING = re.compile(r"^(and|but|also|what about|how about|same)\b", re.IGNORECASE)
+# "What about pregnant women?", "And in children?": the last whole question asked again of something else
+ASKS_AGAIN_ABOUT = re.compile(
+    r"^\s*(?:and\s+)?(?:what|how)\s+about\b|^\s*and\s+(?:in|for|with|among)\b", re.I
+)
 # A term in fewer than 1 % of the indexed abstracts, or in fewer than 50, names something of the question's
 # own (in a small index nothing is generic enough to tell). Checked on the 796 questions in data/ (PubMedQA
 # dev, BioGen 2024/2025, K-QA) against the embedded corpus: none of them reads as a follow-up.

@@ -35,7 +35,13 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
-from biocite.agent.checks import PRONOUNS, check_question, named_pmids, reads_as_follow_up
+from biocite.agent.checks import (
+    ASKS_AGAIN_ABOUT,
+    PRONOUNS,
+    check_question,
+    named_pmids,
+    reads_as_follow_up,
+)
 from biocite.agent.coverage import (
     Concept,
     Coverage,
@@ -99,6 +105,7 @@ from biocite.records import (
     Document,
     Evidence,
     NodeTiming,
+    QuestionType,
     Reference,
     SearchHit,
     Sentence,
@@ -351,7 +358,12 @@ class Agent:
                 self._raise_if_config_error(exc)
                 notes.append(f"follow-up rewriting failed ({type(exc).__name__}); heuristic used")
         if refers_back:
-            standalone = f"{question}{CONTEXT_OPEN}{last.standalone})"
+            context = last.standalone
+            if ASKS_AGAIN_ABOUT.match(question) and (whole := whole_question(context)) != context:
+                # after "And in children?", "What about pregnant women?" replaces the children, not adds to them
+                notes.append(f"asks the last whole question again, without the follow-up {last.question!r}")
+                context = whole
+            standalone = f"{question}{CONTEXT_OPEN}{context})"
             notes.append("follow-up completed with the previous question")
             return {"standalone": standalone, "focus": focus, "notes": notes}
         return {"standalone": question, "focus": focus, "notes": notes}
@@ -506,7 +518,7 @@ class Agent:
 
     def conclude(self, state: AgentState) -> AgentState:
         """The question's type and, for yes/no questions, the verdict from the answer-bearing evidence."""
-        kind = question_type(state["standalone"])
+        kind = asked_type(state["standalone"])
         model = self.verdict_model
         evidence = state.get("evidence", [])
         if kind == "yes/no" and state.get("not_covered"):  # the evidence answers another question
@@ -694,7 +706,7 @@ class Agent:
             )
         else:
             reason = self._not_enough_evidence(state)
-        kind = question_type(state["standalone"])
+        kind = asked_type(state["standalone"])
         update: AgentState = {"abstain_reason": reason, "sentences": [], "question_type": kind}
         if kind == "yes/no":
             update["verdict"], update["verdict_probability"] = "insufficient", None
@@ -1274,6 +1286,22 @@ def enforce_guarantees(
             continue
         kept.append(sentence.model_copy(update={"citations": citations}))
     return kept
+
+
+def whole_question(standalone: str) -> str:
+    """The whole question a chain of completed follow-ups leans on: Q, of "What about adults? (context: And in
+    children? (context: Q))" (each completion wraps the one before and closes with one more bracket)."""
+    depth = standalone.count(CONTEXT_OPEN)
+    return standalone.rsplit(CONTEXT_OPEN, 1)[1][:-depth] if depth else standalone
+
+
+def asked_type(standalone: str) -> QuestionType:
+    """The question's type; of "What about pregnant women?" completed with "Does metformin lower HbA1c?", the
+    type of the question it asks again (yes/no, not the factoid its "What" reads as)."""
+    own, _, context = standalone.partition(CONTEXT_OPEN)
+    if context and ASKS_AGAIN_ABOUT.match(own):
+        return asked_type(context[:-1])
+    return question_type(standalone)
 
 
 def _searched(standalone: str) -> str:

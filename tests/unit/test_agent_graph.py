@@ -210,6 +210,22 @@ def test_a_follow_up_with_no_earlier_question_abstains_saying_so_and_is_complete
     assert "reads as a follow-up" not in (follow.abstain_reason or "")
 
 
+def test_what_about_after_a_follow_up_asks_the_whole_question_again_of_something_else() -> None:
+    """After "And in children?", "What about older adults?" means metformin and body weight in older adults,
+    not in children and older adults; its "What" does not make the yes/no question a factoid."""
+    retriever = FakeRetriever()
+    agent = Agent(agent_settings(), retriever=retriever, checkpointer=make_checkpointer())
+    agent.ask(QUESTION, mode="extractive", thread_id="t")
+    agent.ask("And in children?", mode="extractive", thread_id="t")
+    again = agent.ask("What about older adults?", mode="extractive", thread_id="t")
+    assert again.trace.queries[0] == f"What about older adults? ({QUESTION})"
+    assert "asks the last whole question again, without the follow-up 'And in children?'" in again.trace.notes
+    assert again.question_type == "yes/no"
+    # a follow-up that refers back ("Was it ...?") keeps what the one before it added
+    kept = agent.ask("Was it well tolerated?", mode="extractive", thread_id="t")
+    assert kept.trace.queries[0] == f"Was it well tolerated? (What about older adults? ({QUESTION}))"
+
+
 def test_a_question_naming_a_pmid_is_answered_from_that_abstract_alone() -> None:
     agent, retriever = make_agent()
     answer = agent.ask("What did PMID 444 find about body weight?", mode="extractive")
