@@ -489,6 +489,9 @@ class Concept:
     # (covered by all of its terms), the "setting" (population or condition) or the "subject" (the entity
     # asked about), both covered as key concepts
     role: Role = ""
+    place: Role = (
+        ""  # the role of its place in the question, whichever bar let it in ("in | gestational diabetes")
+    )
     unseen: list[str] = field(default_factory=list)  # its words the index never saw, casefolded
     shown: str = ""  # how the user is told of it, when not its text: with a population noun ("older adults")
     # the abbreviation the question defines for it in parentheses ("type 2 diabetes mellitus (T2DM)"), as a
@@ -725,6 +728,7 @@ def key_concepts(
         if concept is None and opposites.qualified(words, chunk=True):  # "chronic renal failure": not acute
             concept = _qualified_concept(chunk, words, df, defined)
         if concept is not None:
+            concept.place = role
             concepts.append(concept)
     taken = {w.casefold() for c in concepts for w in c.words}
     for concept in concepts:
@@ -1117,6 +1121,34 @@ class Coverage:
     def named_by_pmid(self) -> dict[str, list[str]]:
         """For each abstract, the texts of the concepts it covers (plain data, for the graph's state)."""
         return {p: [self.concepts[i].text for i in sorted(idx)] for p, idx in self.by_pmid.items()}
+
+
+def _aspect(concept: Concept) -> str:
+    """What a concept asks about, by its place in the question: the outcome, the population or condition (also
+    a disease or people named where the entity stands: "What about | pregnant women?"), or the entity."""
+    if concept.place == "outcome":
+        return "outcome"
+    return "setting" if concept.place == "setting" or names_disease_or_people(concept.words) else "entity"
+
+
+def carried_concepts(
+    own: list[Concept], context: list[Concept], *, asks_again: bool, refers_back: bool
+) -> list[Concept]:
+    """What a chat follow-up still asks of the question it completes: the context's concepts of each aspect
+    (entity, population or condition, outcome) the follow-up names none of. "And in children?" after "Does
+    budesonide-formoterol reduce exacerbations in mild asthma?" asks of budesonide-formoterol and exacerbations
+    in children (a dexamethasone trial in children had answered it). The asked outcome is carried only when the
+    follow-up asks the same question again ("What about X?"); "Was it well tolerated?" asks another. A
+    follow-up that refers back ("it", "its") asks of the context's entity whatever else it names. Otherwise
+    nothing is carried when a "What about X?" names nothing readable: what it replaces is not known ("And for
+    COPD?", "COPD" too common to be a concept)."""
+    named = {_aspect(c) for c in own} | ({"outcome"} if not asks_again else set())
+    if refers_back:
+        named.discard("entity")
+    elif asks_again and not own:
+        return []
+    labels = {c.label for c in own}
+    return [c for c in context if _aspect(c) not in named and c.label not in labels]
 
 
 def passing_labels(in_passing_by_pmid: Mapping[str, list[str]]) -> list[str]:

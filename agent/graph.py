@@ -47,6 +47,7 @@ from biocite.agent.coverage import (
     Coverage,
     DocumentFrequencies,
     DocumentTerms,
+    carried_concepts,
     coverage,
     covers,
     evidence_caveats,
@@ -1035,19 +1036,25 @@ class Agent:
 
     def question_concepts(self, question: str) -> list[Concept]:
         """The question's key concepts, asked outcome, setting and subject (agent/coverage.py); none without
-        an index to count document frequencies in. A follow-up completed with its context is judged on its
-        own words: the context was answered before."""
+        an index to count document frequencies in. A follow-up completed with its context asks its own words'
+        concepts, and those of its context it does not replace (`carried_concepts`)."""
         df = self.doc_freqs
         if df is None:
             return []
-        return key_concepts(
-            question.split(CONTEXT_OPEN)[0],
+        own, _, context = question.partition(CONTEXT_OPEN)
+        concepts = key_concepts(
+            own,
             df,
             self.config.max_concept_df,
             self.config.max_outcome_df,
             self.config.max_setting_df,
             self.config.max_subject_df,
         )
+        if not context:
+            return concepts
+        carried = self.question_concepts(context[: -len(")")])
+        asks_again, refers_back = bool(ASKS_AGAIN_ABOUT.match(own)), bool(PRONOUNS.search(own))
+        return concepts + carried_concepts(concepts, carried, asks_again=asks_again, refers_back=refers_back)
 
     def _judge_relevance(self, question: str, evidence: list[Evidence]) -> tuple[list[Evidence], str]:
         """The LLM judge vetoes top evidence sentences it finds irrelevant (P(relevant) < agent.judge_veto).

@@ -17,6 +17,7 @@ from biocite.agent.coverage import (
     asked_outcome,
     asked_setting,
     asked_subject,
+    carried_concepts,
     covers,
     derivational_core,
     key_concepts,
@@ -141,6 +142,49 @@ def test_gestational_diabetes_is_not_covered_by_type_2_diabetes_trials() -> None
     assert [c.text for c in concepts] == ["metformin", "gestational diabetes"]
     t2d = _doc("Metformin in type 2 diabetes", "Metformin lowered HbA1c in type 2 diabetes.")
     assert covers(concepts[0], t2d) and not covers(concepts[1], t2d)
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "asks_again", "asked"),
+    [
+        # the population replaced; the drug and the outcome still asked
+        ("And in children?", True, ["children", "budesonide-formoterol", "severe exacerbations"]),
+        # "pregnant women" follows "What about" (a subject by position) but names people: the population
+        (
+            "What about pregnant women?",
+            True,
+            ["pregnant women", "budesonide-formoterol", "severe exacerbations"],
+        ),
+        ("What about montelukast?", True, ["montelukast", "severe exacerbations", "mild asthma"]),
+        # another outcome is asked: the drug and the population stay
+        # ... and "it" is the drug, whatever else the follow-up names
+        ("Was it well tolerated?", False, ["tolerated", "budesonide-formoterol", "mild asthma"]),
+        (
+            "Does it reduce hospitalisation?",
+            False,
+            ["hospitalisation", "budesonide-formoterol", "mild asthma"],
+        ),
+        (
+            "And in bronchiectasis?",
+            True,
+            ["bronchiectasis", "budesonide-formoterol", "severe exacerbations"],
+        ),
+    ],
+)
+def test_a_follow_up_asks_what_it_does_not_replace_of_its_context(
+    follow_up: str, asks_again: bool, asked: list[str]
+) -> None:
+    df = _df("budesonide formoterol severe exacerbations mild asthma children pregnant women")
+    bars = (0.03, 0.5, 0.5, 0.5)
+    context = key_concepts(
+        "Does as-needed budesonide-formoterol reduce severe exacerbations in mild asthma?", df, *bars
+    )
+    own = key_concepts(follow_up, df, *bars)
+    refers_back = "it" in follow_up.split()
+    carried = carried_concepts(own, context, asks_again=asks_again, refers_back=refers_back)
+    assert [c.label for c in own + carried] == asked
+    # what "And for COPD?" replaces is not read when "COPD" is too common to be a concept: nothing is carried
+    assert carried_concepts([], context, asks_again=True, refers_back=False) == []
 
 
 def test_a_drug_is_covered_by_its_other_name() -> None:
