@@ -14,6 +14,7 @@ from biocite.agent.coverage import DocumentFrequencies
 from biocite.agent.graph import Agent, enforce_guarantees, make_checkpointer
 from biocite.errors import InputError, ModelError
 from biocite.records import AnswerSentence, Citation
+from biocite.tokenize import tokenize
 
 QUESTION = "Does metformin reduce body weight in type 2 diabetes?"
 
@@ -224,6 +225,21 @@ def test_what_about_after_a_follow_up_asks_the_whole_question_again_of_something
     # a follow-up that refers back ("Was it ...?") keeps what the one before it added
     kept = agent.ask("Was it well tolerated?", mode="extractive", thread_id="t")
     assert kept.trace.queries[0] == f"Was it well tolerated? (What about older adults? ({QUESTION}))"
+
+
+def test_a_follow_up_asks_the_concepts_of_its_context_it_does_not_replace() -> None:
+    """ "What about older adults?" after a metformin question asks of metformin in older adults: the vitamin D trial
+    in older adults answered it; now older adults are not covered, and the metformin findings are all there is."""
+    agent = Agent(agent_settings(), retriever=FakeRetriever(), checkpointer=make_checkpointer())
+    agent._loaded.add("doc_freqs")  # the fake abstracts among 1,000 others: their words are rare, not absent
+    texts = [tokenize(f"{title} {abstract}", stem=True) for title, abstract in ABSTRACTS.values()]
+    agent._doc_freqs = DocumentFrequencies.from_token_lists([*texts, *[["filler"]] * 1000])
+    agent.ask(QUESTION, mode="extractive", thread_id="t")
+    again = agent.ask("What about older adults?", mode="extractive", thread_id="t")
+    assert again.not_covered == ["older adults"] and "333" not in again.cited_pmids
+    assert "key concepts: older adults (subject); metformin (subject); body weight (outcome)" in " ".join(
+        again.trace.notes
+    )
 
 
 def test_a_question_naming_a_pmid_is_answered_from_that_abstract_alone() -> None:
