@@ -77,6 +77,8 @@ def check_question(question: str, max_chars: int) -> str:
 # A question that refers back: a pronoun where the subject would be, or an elliptical opening.
 PRONOUNS = re.compile(r"\b(it|its|they|them|their|this|that|these|those|he|she|such)\b", re.IGNORECASE)
 _FOLLOW_UP_OPENING = re.compile(r"^(and|but|also|what about|how about|same)\b", re.IGNORECASE)
+# "What were the adverse events?": of what? (not the opening word: "The yeast infection is not transferable?")
+_DEFINITE_AFTER_OPENING = re.compile(r"\s\bthe\b", re.IGNORECASE)
 # "What about pregnant women?", "And in children?": the last whole question asked again of something else
 ASKS_AGAIN_ABOUT = re.compile(
     r"^\s*(?:and\s+)?(?:what|how)\s+about\b|^\s*and\s+(?:in|for|with|among)\b", re.I
@@ -89,11 +91,12 @@ OWN_TERM_DOCS = 50
 
 
 def reads_as_follow_up(question: str, df: DocumentFrequencies) -> bool:
-    """A question like "What about in children?" or "Is it safe?": it refers back (a pronoun or an elliptical
-    opening) and has nothing of its own to search for (at most 3 content terms, none rare in the index).
-    Asked with no earlier question, it would be answered from whatever "children" retrieves."""
+    """A question like "What about in children?", "Is it safe?" or "What were the adverse events?": it refers
+    back (a pronoun, an elliptical opening, or "the" after the first word) and has nothing of its own to search
+    for (at most 3 content terms, none rare in the index). Asked with no earlier question, it would be answered
+    from whatever "children" retrieves."""
     terms = content_terms(question)
-    refers_back = bool(_FOLLOW_UP_OPENING.match(question) or PRONOUNS.search(question))
+    refers_back = any(p.search(question) for p in (_FOLLOW_UP_OPENING, PRONOUNS, _DEFINITE_AFTER_OPENING))
     generic = all(df.share(t) >= OWN_TERM_SHARE and df.counts.get(t, 0) >= OWN_TERM_DOCS for t in terms)
     return refers_back and len(terms) <= 3 and generic
 

@@ -88,7 +88,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Literal
@@ -1224,10 +1224,26 @@ def asked_setting(question: str) -> str | None:
 ANIMALS_ONLY = "every cited study is in animals: none of them is in people"
 
 
-def evidence_caveats(question: str, cited: list[Document]) -> list[str]:
+def evidence_caveats(question: str, cited: list[Document], concepts: Sequence[Concept] = ()) -> list[str]:
     """What a reader must know about the cited abstracts as a whole: that all of them are animal studies,
-    unless the question asks about animals ("Does edaravone protect the ovaries of rats ...?")."""
+    unless the question asks about animals ("Does edaravone protect the ovaries of rats ...?"); and each asked
+    group of people that the cited abstracts name only in their MeSH headings (`named_only_in_headings`)."""
+    caveats = []
     if cited and not mentions_animals(question):
         if all(studied_in_animals(f"{d.title} {d.abstract}", d.mesh) for d in cited):
-            return [ANIMALS_ONLY]
-    return []
+            caveats.append(ANIMALS_ONLY)
+    people = [c for c in concepts if any(w.casefold() in POPULATION_WORDS for w in c.words)]
+    return caveats + [note for c in people if (note := named_only_in_headings(c, cited))]
+
+
+def named_only_in_headings(concept: Concept, cited: list[Document]) -> str | None:
+    """How the cited abstracts cover an asked group of people when none names it in its title or text but some
+    in their MeSH headings: "Does budesonide-formoterol ... in children?" was answered from a trial of patients
+    aged 12 and over, indexed under "Child"; it reports no finding in children."""
+    if any(covers(concept, DocumentTerms(f"{d.title} {d.abstract}")) for d in cited):
+        return None
+    headings = {d.pmid: [h for h in d.mesh if covers(concept, DocumentTerms(f"{h};"))] for d in cited}
+    where = "; ".join(f"PMID {pmid} ({', '.join(found)})" for pmid, found in headings.items() if found)
+    if not where:
+        return None
+    return f"{concept.label} appear only in the MeSH headings of {where}, not in any cited title or abstract"

@@ -797,8 +797,11 @@ class Agent:
         )
         docs, _ = self._documents([h for h in hits if h.pmid in answer.cited_pmids])
         answer.references = self._references(answer, docs)
+        standalone = state.get("standalone", state["question"])
         answer.caveats = evidence_caveats(
-            state.get("standalone", state["question"]), [docs[p] for p in answer.cited_pmids if p in docs]
+            standalone,
+            [docs[p] for p in answer.cited_pmids if p in docs],
+            self.question_concepts(standalone),
         )
         turn = Turn(
             question=state["question"],

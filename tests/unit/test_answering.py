@@ -20,6 +20,7 @@ from biocite.agent.coverage import (
     carried_concepts,
     covers,
     derivational_core,
+    evidence_caveats,
     key_concepts,
     off_topic,
     prefix_base,
@@ -185,6 +186,27 @@ def test_a_follow_up_asks_what_it_does_not_replace_of_its_context(
     assert [c.label for c in own + carried] == asked
     # what "And for COPD?" replaces is not read when "COPD" is too common to be a concept: nothing is carried
     assert carried_concepts([], context, asks_again=True, refers_back=False) == []
+
+
+def test_a_group_of_people_named_only_in_the_mesh_headings_is_a_caveat() -> None:
+    """The budesonide-formoterol trial enrolled patients aged 12 and over and is indexed under "Child": it
+    covers "children", and the answer says how."""
+    df = _df("budesonide formoterol children")
+    question = "Does budesonide-formoterol reduce exacerbations in children?"
+    concepts = key_concepts(question, df, 0.03, 0.5, 0.5, 0.5)
+    trial = Document(
+        pmid="29768149",
+        title="Inhaled combined budesonide-formoterol as needed in mild asthma",
+        abstract="Patients 12 years of age or older with mild asthma were randomised.",
+        mesh=["Adolescent", "Adult", "Asthma", "Child"],
+    )
+    assert evidence_caveats(question, [trial], concepts) == [
+        "children appear only in the MeSH headings of PMID 29768149 (Child), not in any cited title or abstract"
+    ]
+    in_text = trial.model_copy(update={"pmid": "2", "abstract": "Children with mild asthma were randomised."})
+    assert evidence_caveats(question, [trial, in_text], concepts) == []
+    # no group of people asked, none said
+    assert evidence_caveats("Does budesonide-formoterol reduce exacerbations?", [trial], concepts[:1]) == []
 
 
 def test_a_drug_is_covered_by_its_other_name() -> None:

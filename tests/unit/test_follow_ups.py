@@ -37,7 +37,8 @@ def data_questions() -> list[str]:
 @pytest.mark.parametrize(
     "question",
     ["What about in children?", "Is it safe?", "Does it work in children?", "And in adults?",
-     "How about side effects?", "Is this safe during pregnancy?", "Does it reduce mortality?"],
+     "How about side effects?", "Is this safe during pregnancy?", "Does it reduce mortality?",
+     "What were the adverse events?", "What was the dose?", "What is the prognosis?"],
 )  # fmt: skip
 def test_a_question_with_nothing_of_its_own_reads_as_a_follow_up(question: str) -> None:
     assert reads_as_follow_up(question, corpus_frequencies())
@@ -46,7 +47,8 @@ def test_a_question_with_nothing_of_its_own_reads_as_a_follow_up(question: str) 
 @pytest.mark.parametrize(
     "question",
     ["What about metformin in children?", "Is aspirin safe?", "Is it safe to take ibuprofen in pregnancy?",
-     "What are the side effects of statins?", "Does exercise work in children?"],
+     "What are the side effects of statins?", "Does exercise work in children?",
+     "The yeast infection is not transferable?", "What is the dose of amoxicillin for otitis media?"],
 )  # fmt: skip
 def test_a_question_naming_its_own_subject_does_not(question: str) -> None:
     assert not reads_as_follow_up(question, corpus_frequencies())
