@@ -1243,7 +1243,9 @@ def named_only_in_headings(concept: Concept, cited: list[Document]) -> str | Non
     if any(covers(concept, DocumentTerms(f"{d.title} {d.abstract}")) for d in cited):
         return None
     headings = {d.pmid: [h for h in d.mesh if covers(concept, DocumentTerms(f"{h};"))] for d in cited}
-    where = "; ".join(f"PMID {pmid} ({', '.join(found)})" for pmid, found in headings.items() if found)
+    where = "; ".join(f"PMID {pmid}: {', '.join(found)}" for pmid, found in headings.items() if found)
     if not where:
         return None
-    return f"{concept.label} appear only in the MeSH headings of {where}, not in any cited title or abstract"
+    return (
+        f"the cited abstracts name {concept.label} only in their MeSH headings ({where}), not in their text"
+    )

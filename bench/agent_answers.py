@@ -53,7 +53,13 @@ from make_unanswerable_designators import still_unanswerable as designation_unan
 from make_unanswerable_opposites import still_unanswerable as opposite_unanswerable  # noqa: E402
 from make_unanswerable_post_qualifiers import still_unanswerable as post_unanswerable  # noqa: E402
 
-from biocite.agent.coverage import DocumentTerms, covers, key_concepts, uncited_concepts  # noqa: E402
+from biocite.agent.coverage import (  # noqa: E402
+    ANIMALS_ONLY,
+    DocumentTerms,
+    covers,
+    key_concepts,
+    uncited_concepts,
+)
 from biocite.agent.findings import overlaps_long_answer  # noqa: E402
 from biocite.agent.graph import Agent  # noqa: E402
 from biocite.agent.synthesis import audit  # noqa: E402
@@ -230,7 +236,11 @@ def evaluate(
         **verdict_calibration(answers, golds),
         # answers saying every cited study is in animals, beside the questions whose source abstract is one
         # (NLM's MeSH check tags: Animals, not Humans)
-        "caveat_animals_only": sum(bool(a.caveats) for a in answers if not a.abstained),
+        "caveat_animals_only": sum(ANIMALS_ONLY in a.caveats for a in answers if not a.abstained),
+        # answers saying an asked group of people is named only in the cited abstracts' MeSH headings
+        "caveat_people_in_headings_only": sum(
+            any("MeSH headings" in c for c in a.caveats) for a in answers if not a.abstained
+        ),
         "source_abstract_in_animals": sum(animal_source(agent, p) for p, _, _ in results),
     }
     if mode == "extractive":

@@ -201,7 +201,7 @@ def test_a_group_of_people_named_only_in_the_mesh_headings_is_a_caveat() -> None
         mesh=["Adolescent", "Adult", "Asthma", "Child"],
     )
     assert evidence_caveats(question, [trial], concepts) == [
-        "children appear only in the MeSH headings of PMID 29768149 (Child), not in any cited title or abstract"
+        "the cited abstracts name children only in their MeSH headings (PMID 29768149: Child), not in their text"
     ]
     in_text = trial.model_copy(update={"pmid": "2", "abstract": "Children with mild asthma were randomised."})
     assert evidence_caveats(question, [trial, in_text], concepts) == []
