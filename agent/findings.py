@@ -40,7 +40,7 @@ from biocite.agent.evidence import ANSWER_BEARING, TextEncoder
 from biocite.heads import LinearArtifact, LinearModel, choose_c
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
 from biocite.records import Document, Evidence, Sentence
-from biocite.sentences import section_label
+from biocite.sentences import calls_for_research, section_label
 from biocite.settings import Settings
 
 # 2: C chosen by cross-validation on train; the saved layout is biocite.heads.LinearModel
@@ -108,7 +108,10 @@ def reports_finding(item: Evidence) -> bool:
     """Whether an evidence sentence reports a finding: the findings model reads it as answer-bearing (or was
     not asked), or it states a statistic (p-value, confidence interval, effect ratio). The model is taught
     that a PubMedQA abstract's conclusions answer its question and its results do not, so it scores a
-    result with its effect size low; that result is what a clinician checks first."""
+    result with its effect size low; that result is what a clinician checks first. A call for more research
+    ("Further studies are needed to ...", `calls_for_research`) closes many abstracts and reports nothing."""
+    if calls_for_research(item.span.text):
+        return False
     if item.answer is None or item.answer >= ANSWER_BEARING:
         return True
     text = item.span.text

@@ -318,6 +318,33 @@ def states_aim(text: str) -> bool:
     return bool(_AIM.search(stripped)) or (under_aim_label and bool(_STUDY_SPEAKS.match(stripped)))
 
 
+# A sentence that opens by calling for more research reports no finding, although it closes the abstract (the
+# findings model reads closing sentences as answer-bearing): "Further studies are needed to ...", "Prospective
+# studies are needed in ...", "More research is needed into ...", "It remains to be determined whether ...".
+_CALL_OPENERS = (
+    r"(?:however|therefore|thus|hence|finally|nevertheless|nonetheless|in\s+conclusion|in\s+addition)"
+)
+_CALL_FOR_RESEARCH = re.compile(
+    rf"^(?:{_CALL_OPENERS},?\s+)?(?:(?:further|future|additional|more|larger|prospective|longitudinal|"
+    r"randomi[sz]ed|long-term|well-designed|multicentre|multicenter|controlled|confirmatory)\s+)+"
+    r"(?:[\w-]+\s+){0,3}?(?:studies|study|research|trials?|investigations?|work|evaluations?|follow-up)\b"
+    rf"|^(?:{_CALL_OPENERS},?\s+)?it\s+remains\s+to\s+be\b",
+    re.IGNORECASE,
+)
+
+
+_CALL_VERB = re.compile(
+    r"\b(?:needed|required|necessary|warranted|should|must|recommended|planned|will|would|remains?)\b", re.I
+)
+
+
+def calls_for_research(text: str) -> bool:
+    """Whether the sentence opens by calling for more research ("Further studies are needed ...", not
+    "Randomised trials showed no benefit."): no finding."""
+    text = without_inline_label(text.strip())
+    return bool(_CALL_FOR_RESEARCH.match(text) and _CALL_VERB.search(text) and not _REPORTS.search(text))
+
+
 # The same label where the abstract or one of its sentences opens ("... was studied. METHODS: We ...").
 _LABEL_OPENING = re.compile(r"(?:^|(?<=[.?!] ))" + _INLINE_LABEL.pattern)
 

@@ -252,6 +252,11 @@ def test_an_extractive_answer_quotes_a_studys_aim_only_when_nothing_else_is_left
     finding = item("2", "Seroma formed in 2 of 21 patients after quilting suture.")
     assert [s.text for s in extractive_sentences([aim, finding], 3, 100)] == [finding.span.text]
     assert [s.text for s in extractive_sentences([aim], 3, 100)] == [aim.span.text]
+    # a call for more research reports nothing either, although the findings model reads it as answer-bearing
+    call = item("3", "Prospective studies are needed in sub-Saharan African populations.")
+    call = call.model_copy(update={"answer": 0.9})
+    assert [s.text for s in extractive_sentences([call, finding], 3, 100)] == [finding.span.text]
+    assert [s.text for s in extractive_sentences([call], 3, 100)] == [call.span.text]
 
 
 def _one_abstract(

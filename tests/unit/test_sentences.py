@@ -10,6 +10,7 @@ from biocite.index.readers import read_documents
 from biocite.records import Document, Section, Sentence
 from biocite.sentences import (
     SPLITTER_VERSION,
+    calls_for_research,
     inline_sections,
     is_metadata,
     may_split_differently,
@@ -338,6 +339,26 @@ def test_a_statement_of_a_studys_aim_is_recognised(text: str) -> None:
 )
 def test_a_finding_or_background_is_no_statement_of_aim(text: str) -> None:
     assert not states_aim(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "calls"),
+    [
+        ("Prospective studies are needed in sub-Saharan African populations to establish its value.", True),
+        ("CONCLUSIONS: Further studies are warranted.", True),
+        ("However, more research is needed to examine the role of dexamethasone in children.", True),
+        ("Future studies should investigate inequalities in access to secondary care.", True),
+        ("It remains to be determined whether the pathway causes insulin resistance in humans.", True),
+        # findings, though they open alike
+        ("Randomized trials showed no benefit of statins in sepsis.", False),
+        ("Longitudinal studies found an association between sleep and weight.", False),
+        ("Further analysis showed a 20% reduction in falls.", False),
+        ("More patients died in the control group.", False),
+        ("More effective treatments are needed to increase survival rates.", False),  # no call for research
+    ],
+)
+def test_a_call_for_more_research_is_told_from_a_finding(text: str, calls: bool) -> None:
+    assert calls_for_research(text) is calls
 
 
 def test_which_abstracts_a_newer_splitter_may_split_differently() -> None:
