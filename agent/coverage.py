@@ -489,9 +489,8 @@ class Concept:
     # (covered by all of its terms), the "setting" (population or condition) or the "subject" (the entity
     # asked about), both covered as key concepts
     role: Role = ""
-    place: Role = (
-        ""  # the role of its place in the question, whichever bar let it in ("in | gestational diabetes")
-    )
+    # the role of its place in the question, whichever bar let it in ("in | gestational diabetes")
+    place: Role = ""
     unseen: list[str] = field(default_factory=list)  # its words the index never saw, casefolded
     shown: str = ""  # how the user is told of it, when not its text: with a population noun ("older adults")
     # the abbreviation the question defines for it in parentheses ("type 2 diabetes mellitus (T2DM)"), as a

@@ -559,7 +559,7 @@ class Agent:
         verdict, p, _ = model.predict(state["standalone"], texts, weights, mass)
         _emit({"event": "step", "node": "conclude", "detail": f"verdict {verdict} ({p:.2f})"})
         shown = [e.span.text for e in evidence]
-        own_words = state["standalone"].split(CONTEXT_OPEN)[0]  # a follow-up's, not its context's
+        own_words = split_follow_up(state["standalone"])[0]  # a follow-up's, not its context's
         if asks_about_safety(own_words) and not speaks_of_harm([*texts, *shown]):
             notes.append(f"no bottom line on safety: the evidence (read as {verdict}) reports no harms")
             return {
@@ -992,7 +992,7 @@ class Agent:
         bar, df = self.config.max_topic_df, self.doc_freqs
         if not evidence or bar <= 0 or df is None:
             return evidence
-        topics = key_concepts(question.split(CONTEXT_OPEN)[0], df, bar, bar, bar, bar)
+        topics = key_concepts(split_follow_up(question)[0], df, bar, bar, bar, bar)
         keys, known = (covered.concepts, covered.terms) if covered is not None else ([], {})
         lead = evidence[0].pmid
         terms = {
@@ -1044,7 +1044,7 @@ class Agent:
         df = self.doc_freqs
         if df is None:
             return []
-        own, _, context = question.partition(CONTEXT_OPEN)
+        own, context = split_follow_up(question)
         concepts = key_concepts(
             own,
             df,
@@ -1055,7 +1055,7 @@ class Agent:
         )
         if not context:
             return concepts
-        carried = self.question_concepts(context[: -len(")")])
+        carried = self.question_concepts(context)
         asks_again, refers_back = bool(ASKS_AGAIN_ABOUT.match(own)), bool(PRONOUNS.search(own))
         return concepts + carried_concepts(concepts, carried, asks_again=asks_again, refers_back=refers_back)
 
@@ -1298,19 +1298,25 @@ def enforce_guarantees(
     return kept
 
 
+def split_follow_up(standalone: str) -> tuple[str, str]:
+    """A completed follow-up's own words and the question it completes ("" when it completes none)."""
+    own, _, context = standalone.partition(CONTEXT_OPEN)
+    return own, context[: -len(")")]
+
+
 def whole_question(standalone: str) -> str:
     """The whole question a chain of completed follow-ups leans on: Q, of "What about adults? (context: And in
-    children? (context: Q))" (each completion wraps the one before and closes with one more bracket)."""
-    depth = standalone.count(CONTEXT_OPEN)
-    return standalone.rsplit(CONTEXT_OPEN, 1)[1][:-depth] if depth else standalone
+    children? (context: Q))"."""
+    context = split_follow_up(standalone)[1]
+    return whole_question(context) if context else standalone
 
 
 def asked_type(standalone: str) -> QuestionType:
     """The question's type; of "What about pregnant women?" completed with "Does metformin lower HbA1c?", the
     type of the question it asks again (yes/no, not the factoid its "What" reads as)."""
-    own, _, context = standalone.partition(CONTEXT_OPEN)
+    own, context = split_follow_up(standalone)
     if context and ASKS_AGAIN_ABOUT.match(own):
-        return asked_type(context[:-1])
+        return asked_type(context)
     return question_type(standalone)
 
 
