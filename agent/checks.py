@@ -81,7 +81,7 @@ _FOLLOW_UP_OPENING = re.compile(r"^(and|but|also|what about|how about|same)\b", 
 _DEFINITE_AFTER_OPENING = re.compile(r"\s\bthe\b", re.IGNORECASE)
 # "What about pregnant women?", "And in children?": the last whole question asked again of something else
 ASKS_AGAIN_ABOUT = re.compile(
-    r"^\s*(?:and\s+)?(?:what|how)\s+about\b|^\s*and\s+(?:in|for|with|among)\b", re.I
+    r"^\s*(?:and\s+)?(?:what|how)\s+about\b|^\s*and\s+(?:in|for|with|among)\b", re.IGNORECASE
 )
 # A term in fewer than 1 % of the indexed abstracts, or in fewer than 50, names something of the question's
 # own (in a small index nothing is generic enough to tell). Checked on the 796 questions in data/ (PubMedQA

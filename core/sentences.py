@@ -334,7 +334,8 @@ _CALL_FOR_RESEARCH = re.compile(
 
 
 _CALL_VERB = re.compile(
-    r"\b(?:needed|required|necessary|warranted|should|must|recommended|planned|will|would|remains?)\b", re.I
+    r"\b(?:needed|required|necessary|warranted|should|must|recommended|planned|will|would|remains?)\b",
+    re.IGNORECASE,
 )
 
 
