@@ -48,7 +48,11 @@ def test_a_question_with_nothing_of_its_own_reads_as_a_follow_up(question: str) 
     "question",
     ["What about metformin in children?", "Is aspirin safe?", "Is it safe to take ibuprofen in pregnancy?",
      "What are the side effects of statins?", "Does exercise work in children?",
-     "The yeast infection is not transferable?", "What is the dose of amoxicillin for otitis media?"],
+     "The yeast infection is not transferable?", "What is the dose of amoxicillin for otitis media?",
+     # a definite phrase that says whose is a whole question, however common its words
+     "What is the treatment of hypertension?", "What are the risk factors for stroke?",
+     "What are the symptoms of diabetes?", "What is the effect of exercise on depression?",
+     "How is the diagnosis of cancer made?", "What is the role of surgery in cancer?"],
 )  # fmt: skip
 def test_a_question_naming_its_own_subject_does_not(question: str) -> None:
     assert not reads_as_follow_up(question, corpus_frequencies())
