@@ -1122,7 +1122,7 @@ class Coverage:
         return {p: [self.concepts[i].text for i in sorted(idx)] for p, idx in self.by_pmid.items()}
 
 
-def _aspect(concept: Concept) -> str:
+def aspect(concept: Concept) -> str:
     """What a concept asks about, by its place in the question: the outcome, the population or condition (also
     a disease or people named where the entity stands: "What about | pregnant women?"), or the entity."""
     if concept.place == "outcome":
@@ -1141,13 +1141,13 @@ def carried_concepts(
     follow-up that refers back ("it", "its") asks of the context's entity whatever else it names. Otherwise
     nothing is carried when a "What about X?" names nothing readable: what it replaces is not known ("And for
     COPD?", "COPD" too common to be a concept)."""
-    named = {_aspect(c) for c in own} | ({"outcome"} if not asks_again else set())
+    named = {aspect(c) for c in own} | ({"outcome"} if not asks_again else set())
     if refers_back:
         named.discard("entity")
     elif asks_again and not own:
         return []
     labels = {c.label for c in own}
-    return [c for c in context if _aspect(c) not in named and c.label not in labels]
+    return [c for c in context if aspect(c) not in named and c.label not in labels]
 
 
 def passing_labels(in_passing_by_pmid: Mapping[str, list[str]]) -> list[str]:

@@ -47,6 +47,7 @@ from biocite.agent.coverage import (
     Coverage,
     DocumentFrequencies,
     DocumentTerms,
+    aspect,
     carried_concepts,
     coverage,
     covers,
@@ -519,7 +520,7 @@ class Agent:
 
     def conclude(self, state: AgentState) -> AgentState:
         """The question's type and, for yes/no questions, the verdict from the answer-bearing evidence."""
-        kind = asked_type(state["standalone"])
+        kind = self.asked_type(state["standalone"])
         model = self.verdict_model
         evidence = state.get("evidence", [])
         if kind == "yes/no" and state.get("not_covered"):  # the evidence answers another question
@@ -707,7 +708,7 @@ class Agent:
             )
         else:
             reason = self._not_enough_evidence(state)
-        kind = asked_type(state["standalone"])
+        kind = self.asked_type(state["standalone"])
         update: AgentState = {"abstain_reason": reason, "sentences": [], "question_type": kind}
         if kind == "yes/no":
             update["verdict"], update["verdict_probability"] = "insufficient", None
@@ -1059,6 +1060,16 @@ class Agent:
         asks_again, refers_back = bool(ASKS_AGAIN_ABOUT.match(own)), bool(PRONOUNS.search(own))
         return concepts + carried_concepts(concepts, carried, asks_again=asks_again, refers_back=refers_back)
 
+    def asked_type(self, standalone: str) -> QuestionType:
+        """The question's type; of "What about pregnant women?" completed with "Does metformin lower HbA1c?", the
+        type of the question it asks again of other people or another condition (yes/no, not the factoid its
+        "What" reads as). "How about the side effects?" may ask of another aspect: its own type."""
+        own, context = split_follow_up(standalone)
+        if context and ASKS_AGAIN_ABOUT.match(own):
+            if any(aspect(c) == "setting" for c in self.question_concepts(own)):
+                return self.asked_type(context)
+        return question_type(standalone)
+
     def _judge_relevance(self, question: str, evidence: list[Evidence]) -> tuple[list[Evidence], str]:
         """The LLM judge vetoes top evidence sentences it finds irrelevant (P(relevant) < agent.judge_veto).
 
@@ -1309,15 +1320,6 @@ def whole_question(standalone: str) -> str:
     children? (context: Q))"."""
     context = split_follow_up(standalone)[1]
     return whole_question(context) if context else standalone
-
-
-def asked_type(standalone: str) -> QuestionType:
-    """The question's type; of "What about pregnant women?" completed with "Does metformin lower HbA1c?", the
-    type of the question it asks again (yes/no, not the factoid its "What" reads as)."""
-    own, context = split_follow_up(standalone)
-    if context and ASKS_AGAIN_ABOUT.match(own):
-        return asked_type(context)
-    return question_type(standalone)
 
 
 def _searched(standalone: str) -> str:

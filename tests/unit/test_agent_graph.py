@@ -214,8 +214,7 @@ def test_a_follow_up_with_no_earlier_question_abstains_saying_so_and_is_complete
 def test_what_about_after_a_follow_up_asks_the_whole_question_again_of_something_else() -> None:
     """After "And in children?", "What about older adults?" means metformin and body weight in older adults,
     not in children and older adults; its "What" does not make the yes/no question a factoid."""
-    retriever = FakeRetriever()
-    agent = Agent(agent_settings(), retriever=retriever, checkpointer=make_checkpointer())
+    agent = agent_with_rare_words()
     agent.ask(QUESTION, mode="extractive", thread_id="t")
     agent.ask("And in children?", mode="extractive", thread_id="t")
     again = agent.ask("What about older adults?", mode="extractive", thread_id="t")
@@ -225,15 +224,24 @@ def test_what_about_after_a_follow_up_asks_the_whole_question_again_of_something
     # a follow-up that refers back ("Was it ...?") keeps what the one before it added
     kept = agent.ask("Was it well tolerated?", mode="extractive", thread_id="t")
     assert kept.trace.queries[0] == f"Was it well tolerated? (What about older adults? ({QUESTION}))"
+    # another aspect, not other people: not the yes/no question again (no "yes" read from body-weight findings)
+    aspect = agent.ask("How about the body weight?", mode="extractive", thread_id="t")
+    assert aspect.question_type == "open" and aspect.verdict is None
+
+
+def agent_with_rare_words() -> Agent:
+    """An agent on the fake abstracts counted among 1,000 others: their words are rare, not absent."""
+    agent = Agent(agent_settings(), retriever=FakeRetriever(), checkpointer=make_checkpointer())
+    agent._loaded.add("doc_freqs")
+    texts = [tokenize(f"{title} {abstract}", stem=True) for title, abstract in ABSTRACTS.values()]
+    agent._doc_freqs = DocumentFrequencies.from_token_lists([*texts, *[["filler"]] * 1000])
+    return agent
 
 
 def test_a_follow_up_asks_the_concepts_of_its_context_it_does_not_replace() -> None:
     """ "What about older adults?" after a metformin question asks of metformin in older adults: the vitamin D trial
     in older adults answered it; now older adults are not covered, and the metformin findings are all there is."""
-    agent = Agent(agent_settings(), retriever=FakeRetriever(), checkpointer=make_checkpointer())
-    agent._loaded.add("doc_freqs")  # the fake abstracts among 1,000 others: their words are rare, not absent
-    texts = [tokenize(f"{title} {abstract}", stem=True) for title, abstract in ABSTRACTS.values()]
-    agent._doc_freqs = DocumentFrequencies.from_token_lists([*texts, *[["filler"]] * 1000])
+    agent = agent_with_rare_words()
     agent.ask(QUESTION, mode="extractive", thread_id="t")
     again = agent.ask("What about older adults?", mode="extractive", thread_id="t")
     assert again.not_covered == ["older adults"] and "333" not in again.cited_pmids
