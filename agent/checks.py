@@ -77,12 +77,14 @@ def check_question(question: str, max_chars: int) -> str:
 # A question that refers back: a pronoun where the subject would be, or an elliptical opening.
 PRONOUNS = re.compile(r"\b(it|its|they|them|their|this|that|these|those|he|she|such)\b", re.IGNORECASE)
 _FOLLOW_UP_OPENING = re.compile(r"^(and|but|also|what about|how about|same)\b", re.IGNORECASE)
-# "What were the adverse events?": of what? A definite phrase that ends the question, with no "of", "for", "in" ...
-# to say whose ("What is the treatment of hypertension?" asks a whole question), and not the opening word ("The
-# yeast infection is not transferable?").
+# "What were the adverse events?", "What was the dose?": a question word, a verb, and a definite phrase with
+# nothing to say whose (no "of", "for", "in" ...): of what? Not "What is the treatment of hypertension?", "How does
+# the immune system work?" or "The yeast infection is not transferable?".
 _LINKS = r"(?:of|for|in|on|with|among|to|after|during|from|between|versus|vs|and|or|by|at)\b"
-_DEFINITE_ENDING = re.compile(
-    rf"\sthe\s+(?:(?!{_LINKS})[\w-]+\s+){{0,2}}(?!{_LINKS})[\w-]+\s*[?.!]*\s*$", re.IGNORECASE
+_ASKS_OF_THE = re.compile(
+    r"^(?:what|which|who|when|where|how\s+\w+)\s+(?:is|are|was|were|did|does|do|has|have|had)\s+the\s+"
+    rf"(?:(?!{_LINKS})[\w-]+\s+){{0,2}}(?!{_LINKS})[\w-]+\s*[?.!]*\s*$",
+    re.IGNORECASE,
 )
 # "What about pregnant women?", "And in children?": the last whole question asked again of something else
 ASKS_AGAIN_ABOUT = re.compile(
@@ -97,11 +99,11 @@ OWN_TERM_DOCS = 50
 
 def reads_as_follow_up(question: str, df: DocumentFrequencies) -> bool:
     """A question like "What about in children?", "Is it safe?" or "What were the adverse events?": it refers
-    back (a pronoun, an elliptical opening, or a definite phrase that ends it) and has nothing of its own to search
-    for (at most 3 content terms, none rare in the index). Asked with no earlier question, it would be answered
-    from whatever "children" retrieves."""
+    back (a pronoun, an elliptical opening, or a definite phrase it asks of alone) and has nothing of its own to
+    search for (at most 3 content terms, none rare in the index). Asked with no earlier question, it would be
+    answered from whatever "children" retrieves."""
     terms = content_terms(question)
-    refers_back = any(p.search(question) for p in (_FOLLOW_UP_OPENING, PRONOUNS, _DEFINITE_ENDING))
+    refers_back = any(p.search(question) for p in (_FOLLOW_UP_OPENING, PRONOUNS, _ASKS_OF_THE))
     generic = all(df.share(t) >= OWN_TERM_SHARE and df.counts.get(t, 0) >= OWN_TERM_DOCS for t in terms)
     return refers_back and len(terms) <= 3 and generic
 

@@ -38,7 +38,8 @@ def data_questions() -> list[str]:
     "question",
     ["What about in children?", "Is it safe?", "Does it work in children?", "And in adults?",
      "How about side effects?", "Is this safe during pregnancy?", "Does it reduce mortality?",
-     "What were the adverse events?", "What was the dose?", "What is the prognosis?"],
+     "What were the adverse events?", "What was the dose?", "What is the prognosis?",
+     "How long was the follow-up?"],
 )  # fmt: skip
 def test_a_question_with_nothing_of_its_own_reads_as_a_follow_up(question: str) -> None:
     assert reads_as_follow_up(question, corpus_frequencies())
@@ -52,7 +53,8 @@ def test_a_question_with_nothing_of_its_own_reads_as_a_follow_up(question: str) 
      # a definite phrase that says whose is a whole question, however common its words
      "What is the treatment of hypertension?", "What are the risk factors for stroke?",
      "What are the symptoms of diabetes?", "What is the effect of exercise on depression?",
-     "How is the diagnosis of cancer made?", "What is the role of surgery in cancer?"],
+     "How is the diagnosis of cancer made?", "What is the role of surgery in cancer?",
+     "How does the immune system work?", "How do vaccines work in the body?"],
 )  # fmt: skip
 def test_a_question_naming_its_own_subject_does_not(question: str) -> None:
     assert not reads_as_follow_up(question, corpus_frequencies())
