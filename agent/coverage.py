@@ -286,15 +286,22 @@ POPULATION_WORDS = frozenset(
 )
 
 
+def _lows(words: list[str]) -> list[str]:
+    """A chunk's words, casefolded, a compound's parts apart ("vitamin D")."""
+    return [w.casefold() for part in words for w in part.split()]
+
+
+def names_people(words: list[str]) -> bool:
+    """Whether a word of the chunk names an age group or a sex ("children", "pregnant women")."""
+    return any(low in POPULATION_WORDS for low in _lows(words))
+
+
 def names_disease_or_people(words: list[str]) -> bool:
     """Whether a word of the chunk names a disease ("sinusitis", "heart failure", "lymphomas") or a
     population ("children", "pregnant women")."""
-    lows = [w.casefold() for part in words for w in part.split()]
-    return any(
-        low in CONDITION_NOUNS
-        or low in POPULATION_WORDS
-        or (low.endswith(CONDITION_ENDINGS) and low not in NOT_CONDITIONS)
-        for low in lows
+    return names_people(words) or any(
+        low in CONDITION_NOUNS or (low.endswith(CONDITION_ENDINGS) and low not in NOT_CONDITIONS)
+        for low in _lows(words)
     )
 
 
@@ -1231,7 +1238,7 @@ def evidence_caveats(question: str, cited: list[Document], concepts: Sequence[Co
     if cited and not mentions_animals(question):
         if all(studied_in_animals(f"{d.title} {d.abstract}", d.mesh) for d in cited):
             caveats.append(ANIMALS_ONLY)
-    people = [c for c in concepts if any(w.casefold() in POPULATION_WORDS for w in c.words)]
+    people = [c for c in concepts if names_people(c.words)]
     return caveats + [note for c in people if (note := named_only_in_headings(c, cited))]
 
 

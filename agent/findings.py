@@ -110,11 +110,11 @@ def reports_finding(item: Evidence) -> bool:
     that a PubMedQA abstract's conclusions answer its question and its results do not, so it scores a
     result with its effect size low; that result is what a clinician checks first. A call for more research
     ("Further studies are needed to ...", `calls_for_research`) closes many abstracts and reports nothing."""
-    if calls_for_research(item.span.text):
+    text = item.span.text
+    if calls_for_research(text):
         return False
     if item.answer is None or item.answer >= ANSWER_BEARING:
         return True
-    text = item.span.text
     return bool(
         _CUES["p_value"].search(text) or _CUES["interval"].search(text) or _RATIO_STATISTIC.search(text)
     )
