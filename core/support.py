@@ -85,9 +85,10 @@ ARTIFACT_VERSION = 5  # 2: learned evidence ranker; 3: no claim cue features in 
 # clause no sentence mentions (`biocite.added_clauses`); 10 rule 4 reads NEJM's "(Funded by ...; ClinicalTrials.gov
 # number, NCT...)" and a registration split off its label as metadata; 11 rule 6 also contradicts a claim
 # that denies what one sentence states and none denies ("no significant complications" against "a significant
-# complication rate": `biocite.reversals.denial`). Part of the model's name, so cached judgements
-# (evaluator/judges.py) are not reused across a change of how verdicts are made.
-RULES_VERSION = 11
+# complication rate": `biocite.reversals.denial`); 12 rule 6 reads a comparison whose subject is written once,
+# before "but" ("X was superior to Y but inferior to Z": `biocite.reversals`). Part of the model's name, so
+# cached judgements (evaluator/judges.py) are not reused across a change of how verdicts are made.
+RULES_VERSION = 12
 # inverse L2 strength of the aggregator's logistic regression (features standardised); with the ranker and
 # C, chosen on the held calibration half of TRAIN claims (bench/support_model_results.txt, run D)
 AGGREGATOR_C = 1.0

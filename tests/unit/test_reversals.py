@@ -11,6 +11,16 @@ WARFARIN = (
     "risk reduction of 36%."
 )
 HBA1C = "Metformin reduced HbA1c levels in patients with type 2 diabetes by 1.2% at 24 weeks."
+BUDESONIDE_CONCLUSION = (
+    "In patients with mild asthma, as-needed budesonide-formoterol provided superior asthma-symptom control to "
+    "as-needed terbutaline, assessed according to electronically recorded weeks with well-controlled asthma, but "
+    "was inferior to budesonide maintenance therapy."
+)
+BUDESONIDE_RESULT = (
+    "With respect to the mean percentage of weeks with well-controlled asthma per patient, budesonide-formoterol "
+    "was superior to terbutaline (34.4% vs. 31.1% of weeks; P=0.046) but inferior to budesonide maintenance "
+    "therapy (34.4% and 44.4%, respectively)."
+)
 
 
 @pytest.mark.parametrize(
@@ -82,6 +92,16 @@ HBA1C = "Metformin reduced HbA1c levels in patients with type 2 diabetes by 1.2%
             "The rate of exacerbations was higher with budesonide-formoterol than with budesonide maintenance.",
             "swapped comparison",
         ),
+        (  # the subject written once, before "but" (the README demo's abstract)
+            "As-needed budesonide-formoterol was superior to budesonide maintenance for symptom control.",
+            BUDESONIDE_CONCLUSION,
+            "swapped comparison",
+        ),
+        (
+            "Budesonide-formoterol was superior to budesonide maintenance therapy.",
+            BUDESONIDE_RESULT,
+            "swapped comparison",
+        ),
         (  # what moved comes before an intransitive verb
             "Serum ferritin decreased in the treated group.",
             "Serum ferritin increased in the treated group over 12 weeks.",
@@ -147,6 +167,11 @@ def test_a_reversed_claim_is_caught(claim: str, sentence: str, kind: str) -> Non
             "As-needed budesonide-formoterol reduced severe exacerbations compared with terbutaline.",
             ["Costs with budesonide-formoterol were higher than the costs with terbutaline."],
         ),
+        # the elided subject's comparison said the same way round, and what the sentence compared with first
+        ("Budesonide-formoterol was inferior to budesonide maintenance therapy.", [BUDESONIDE_CONCLUSION]),
+        ("Budesonide maintenance therapy was superior to budesonide-formoterol.", [BUDESONIDE_RESULT]),
+        ("Terbutaline was superior to budesonide maintenance therapy.", [BUDESONIDE_RESULT]),
+        ("Budesonide maintenance was superior to as-needed terbutaline.", [BUDESONIDE_CONCLUSION]),
         # "lower limb" is a place
         ("Higher limb pain was reported.", ["Lower limb pain was reported by 12 patients."]),
     ],
