@@ -165,12 +165,10 @@ def _comparisons(s: _Sentence) -> list[_Comparison]:
     """Each "X <comparative> ... than Y" and "X superior/inferior ... to Y" of the sentence."""
     out: list[_Comparison] = []
     for i, word in enumerate(s.words):
-        if word == "than":
-            marker = next((j for j in range(i - 1, max(i - 4, -1), -1) if s.words[j] in _COMPARATIVE), None)
-        elif word == "to":
-            marker = next((j for j in range(i - 1, max(i - 4, -1), -1) if s.words[j] in _TO_COMPARATIVE), None)
-        else:
+        if word not in ("than", "to"):
             continue
+        markers = _COMPARATIVE if word == "than" else _TO_COMPARATIVE
+        marker = next((j for j in range(i - 1, max(i - 4, -1), -1) if s.words[j] in markers), None)
         if marker is None:
             continue
         scale, sign = _COMPARATIVE[s.words[marker]]
@@ -192,8 +190,8 @@ def _elided_side(s: _Sentence, marker: int, earlier: list[_Comparison]) -> set[s
         j -= 1
     if j < 0 or s.words[j] not in _COORDINATORS:
         return set()
-    compared_with = set().union(*(e.right for e in earlier))
-    return {s.stems[k] for k in range(j) if _is_content(s.words[k]) and s.words[k] not in _DIRECTION} - compared_with
+    before = {s.stems[k] for k in range(j) if _is_content(s.words[k]) and s.words[k] not in _DIRECTION}
+    return before - set().union(*(e.right for e in earlier))
 
 
 def _compare(claim: _Sentence, sentence: _Sentence) -> int:
