@@ -1138,7 +1138,12 @@ def aspect(concept: Concept) -> str:
 
 
 def carried_concepts(
-    own: list[Concept], context: list[Concept], *, asks_again: bool, refers_back: bool
+    own: list[Concept],
+    context: list[Concept],
+    *,
+    asks_again: bool,
+    refers_back: bool,
+    asks_of_harms: bool = False,
 ) -> list[Concept]:
     """What a chat follow-up still asks of the question it completes: the context's concepts of each aspect
     (entity, population or condition, outcome) the follow-up names none of. "And in children?" after "Does
@@ -1147,11 +1152,13 @@ def carried_concepts(
     follow-up asks the same question again ("What about X?"); "Was it well tolerated?" asks another. A
     follow-up that refers back ("it", "its") asks of the context's entity whatever else it names. Otherwise
     nothing is carried when a "What about X?" names nothing readable: what it replaces is not known ("And for
-    COPD?", "COPD" too common to be a concept)."""
-    named = {aspect(c) for c in own} | ({"outcome"} if not asks_again else set())
+    COPD?", "COPD" too common to be a concept). A follow-up that asks of harms ("How about the side effects?",
+    words no concept is made of) names the outcome."""
+    names_outcome = not asks_again or asks_of_harms
+    named = {aspect(c) for c in own} | ({"outcome"} if names_outcome else set())
     if refers_back:
         named.discard("entity")
-    elif asks_again and not own:
+    elif asks_again and not own and not asks_of_harms:
         return []
     labels = {c.label for c in own}
     return [c for c in context if aspect(c) not in named and c.label not in labels]

@@ -224,10 +224,11 @@ def select_evidence(
     retrieval_weight: float = 0.0,
     strong_abstract: float | None = None,
     lent_margin: float = 0.0,
+    only: Callable[[str], bool] | None = None,
 ) -> list[Evidence]:
-    """Up to `per_doc` sentences per abstract at or above `min_relevance`, best first, near-duplicates
-    dropped. With an `answer_scorer`, "best" is `ScoredSentence.rank`: relevance mixed with
-    P(answer-bearing), so findings come before sentences that merely restate the question; with
+    """Up to `per_doc` sentences per abstract at or above `min_relevance` (and, with `only`, whose text it
+    accepts), best first, near-duplicates dropped. With an `answer_scorer`, "best" is `ScoredSentence.rank`:
+    relevance mixed with P(answer-bearing), so findings come before sentences that merely restate the question; with
     `retrieval_scores` (by PMID) and a `retrieval_weight`, also with the score of the sentence's abstract, so
     a finding of the abstract that matches the whole question comes before one of an abstract that shares
     a word with it (an aspirin-and-melanoma sentence for an aspirin-and-cardiovascular question).
@@ -258,7 +259,9 @@ def select_evidence(
     for pmid, doc in docs.items():
         scored = by_doc[pmid]
         scored.sort(key=lambda s: s.rank(answer_weight), reverse=True)
-        eligible = [s for s in scored if s.standing >= min_relevance]
+        eligible = [
+            s for s in scored if s.standing >= min_relevance and (only is None or only(s.sentence.text))
+        ]
         chosen.extend((s, doc) for s in covering_picks(eligible, terms, per_doc))
     chosen.sort(key=lambda item: item[0].rank(answer_weight, retrieval_weight), reverse=True)
     kept: list[Evidence] = []

@@ -83,9 +83,11 @@ from biocite.agent.verdict import (
     LLM_WORDS,
     VerdictModel,
     asks_about_safety,
+    asks_of_harms,
     llm_identity,
     llm_messages,
     load_verdict,
+    on_harms,
     question_type,
     reading_order,
     speaks_of_harm,
@@ -446,9 +448,10 @@ class Agent:
         answer_model: bool = True,
         retrieval_weight: float | None = None,
         min_relevance: float | None = None,
+        only: Callable[[str], bool] | None = None,
     ) -> list[Evidence]:
         """The evidence sentences of these hits, best first (`select_evidence` with this agent's settings);
-        without `answer_model`, ordered on relevance alone."""
+        without `answer_model`, ordered on relevance alone; with `only`, of the sentences it accepts."""
         docs, sentences = self._documents(hits)
         findings = self.findings if answer_model else None
         return select_evidence(
@@ -465,6 +468,7 @@ class Agent:
             retrieval_weight=self.config.retrieval_weight if retrieval_weight is None else retrieval_weight,
             strong_abstract=self.config.min_top_relevance if self.config.lend_relevance else None,
             lent_margin=self.config.relevance_margin,
+            only=only,
         )
 
     def attribute(self, state: AgentState) -> AgentState:
@@ -489,6 +493,16 @@ class Agent:
         evidence, covered, unknown, readings = self._cover(
             state["standalone"], evidence, docs, sentences, notes
         )
+        own = split_follow_up(state["standalone"])[0]  # a follow-up's words, not its context's
+        harms = asks_of_harms(own)
+        which_harms = harms and not asks_about_safety(own)  # "Is X safe?" is the verdict step's to judge
+        if evidence and which_harms:
+            evidence = self._on_harms_of(evidence, choose)
+        if harms:  # before the margin, which reads the best of them
+            evidence = on_harms(evidence)
+        no_harms = which_harms and bool(evidence) and not speaks_of_harm([e.span.text for e in evidence])
+        if no_harms:
+            notes.append("the question asks which harms, and no evidence sentence reports any")
         if evidence:  # the margin is on the embedding scale, so it comes before any LLM judgement
             floor = max(e.relevance for e in evidence) - self.config.relevance_margin
             keep = self.config.min_evidence  # a very strong best sentence must not leave the rest thin
@@ -503,6 +517,7 @@ class Agent:
         # evidence emptied by the in-passing filter: what the relevant abstracts mention is still mentioned (the
         # abstain reason says why none was kept)
         not_covered = covered.missing(evidence or relevant, notes) if covered is not None else []
+        not_covered += [HARMS] if no_harms else []
         concepts_by_pmid = covered.named_by_pmid() if covered is not None else {}
         best = f", best relevance {max(e.relevance for e in evidence):.2f}" if evidence else ""
         _emit({"event": "step", "node": "attribute", "detail": f"{len(evidence)} evidence sentences{best}"})
@@ -517,6 +532,17 @@ class Agent:
             "readings": readings,
             "sufficient": enough,
         }
+
+    @staticmethod
+    def _on_harms_of(evidence: list[Evidence], choose: Callable[..., list[Evidence]]) -> list[Evidence]:
+        """For a question of which harms, the sentences on harms of the evidence's abstracts, whatever their
+        similarity: the question's other words resemble the findings on efficacy ("How about the side effects?"
+        after "Does metformin lower HbA1c ...?"). Not for "Is X safe?": its verdict reads the cues of efficacy,
+        and more sentences on harms would let it read more of them ("no" from an IVF trial's null for "Is
+        metformin safe in pregnancy?"). The evidence itself when its abstracts report no harms."""
+        covering = {e.pmid for e in evidence}
+        harms = choose(min_relevance=0.0, only=lambda text: speaks_of_harm([text]))
+        return [e for e in harms if e.pmid in covering] or evidence
 
     def conclude(self, state: AgentState) -> AgentState:
         """The question's type and, for yes/no questions, the verdict from the answer-bearing evidence."""
@@ -1058,7 +1084,10 @@ class Agent:
             return concepts
         carried = self.question_concepts(context)
         asks_again, refers_back = bool(ASKS_AGAIN_ABOUT.match(own)), bool(PRONOUNS.search(own))
-        return concepts + carried_concepts(concepts, carried, asks_again=asks_again, refers_back=refers_back)
+        harms = asks_of_harms(own)
+        return concepts + carried_concepts(
+            concepts, carried, asks_again=asks_again, refers_back=refers_back, asks_of_harms=harms
+        )
 
     def asked_type(self, standalone: str) -> QuestionType:
         """The question's type; of "What about pregnant women?" completed with "Does metformin lower HbA1c?", the

@@ -62,7 +62,7 @@ from biocite.heads import (
 from biocite.llm import answer_mass
 from biocite.models import REGISTRY, model_path
 from biocite.pubmedqa import SPLIT_SEED, TRAIN_SHARE, load_questions, split_questions
-from biocite.records import QuestionType, Verdict
+from biocite.records import Evidence, QuestionType, Verdict
 from biocite.settings import DATA_DIR
 
 ARTIFACT_VERSION = 6  # 3: cue features only (+ the LLM's answer-word mass); C and class weights chosen by CV
@@ -213,14 +213,22 @@ _ASKS_SAFETY = re.compile(
     re.IGNORECASE,
 )
 _SPEAKS_OF_HARM = re.compile(
-    r"\b(?:safe|safely|safety|unsafe|harm\w*|adverse|side[- ]effects?|toxic\w*|complications?|tolera\w+|"
+    r"\b(?:safe|safely|safety|unsafe|harm\w*|adverse|side[- ]effects?|\w*toxic\w*|damage|myopath\w*|"
+    r"rhabdomyolysis|nausea|vomiting|diarrho?ea|complications?|tolera\w+|"
     r"morbidity|mortality|deaths?|died|fatal\w*|malformations?|teratogen\w*|risks?|hazards?|"
     r"bleeding|ha?emorrhag\w*|injur\w+|hypoglyc\w+|withdrawals?|discontinu\w+)\b",
     re.IGNORECASE,
 )
 
 
-# What a safety question's evidence must speak of; listed as not covered when it does not.
+# A question that asks what the harms are ("What are the side effects of formoterol?", "How about the adverse
+# events?") is a question of harms too, asked as a factoid. Not "What are the complications of yellow fever?": a
+# disease's complications are its course, not harms done by a treatment.
+_ASKS_WHICH_HARMS = re.compile(
+    r"^\W*(?:what|which|how)\b[^?]*?\b(?:side[- ]effects?|adverse (?:events?|effects?|reactions?)|tolerability)\b",
+    re.IGNORECASE,
+)
+# What a question of harms needs its evidence to speak of; listed as not covered when none does.
 HARMS = "harms (adverse events, side effects)"
 
 
@@ -229,9 +237,25 @@ def asks_about_safety(question: str) -> bool:
     return bool(_ASKS_SAFETY.search(question.rsplit(":", 1)[-1]))
 
 
+def asks_of_harms(question: str) -> bool:
+    """Whether the question asks whether something is safe, or what harms it does."""
+    return asks_about_safety(question) or bool(_ASKS_WHICH_HARMS.search(question.rsplit(":", 1)[-1]))
+
+
+# where a trial's safety is a method, not a finding: "3836 were included in the full analysis and safety data sets"
+_SAFETY_METHOD = re.compile(r"\bsafety (?:data ?sets?|analys[ie]s|populations?|sets?)\b", re.IGNORECASE)
+
+
 def speaks_of_harm(texts: Sequence[str]) -> bool:
     """Whether any of the sentences reports on safety: harms, adverse events, complications, tolerability."""
-    return any(_SPEAKS_OF_HARM.search(t) for t in texts)
+    return any(_SPEAKS_OF_HARM.search(_SAFETY_METHOD.sub(" ", t)) for t in texts)
+
+
+def on_harms(evidence: list[Evidence]) -> list[Evidence]:
+    """The evidence sentences that report on harms, for a question of harms; all of them when none does.
+    "What are side effects of using formoterol?" had been answered with budesonide-formoterol's symptom control
+    and glucocorticoid exposure."""
+    return [e for e in evidence if speaks_of_harm([e.span.text])] or evidence
 
 
 _NEGATED_QUESTION = re.compile(rf"\b{_AUX}n't\b|\b{_AUX}\s+(?:\w+\s+)?not\b|\bno\b", re.IGNORECASE)

@@ -250,6 +250,18 @@ def test_a_follow_up_asks_the_concepts_of_its_context_it_does_not_replace() -> N
     )
 
 
+def test_a_follow_up_asking_of_side_effects_is_answered_from_sentences_on_harms_of_the_same_drug() -> None:
+    """ "How about the side effects?" after "Does metformin lower HbA1c in type 2 diabetes?" was answered with
+    efficacy findings on other drugs: it names no concept, so nothing of its context was carried, and no
+    sentence had to speak of harms. It asks of metformin's harms in type 2 diabetes now."""
+    agent = agent_with_rare_words()
+    agent.ask(QUESTION, mode="extractive", thread_id="t")
+    harms = agent.ask("How about the side effects?", mode="extractive", thread_id="t")
+    quoted = [e.span.text for s in harms.sentences for c in s.citations for e in c.evidence]
+    assert quoted == ["Gastrointestinal adverse events were the most common."], quoted
+    assert "key concepts: metformin (subject); type 2 diabetes (setting)" in " ".join(harms.trace.notes)
+
+
 def test_a_question_naming_a_pmid_is_answered_from_that_abstract_alone() -> None:
     agent, retriever = make_agent()
     answer = agent.ask("What did PMID 444 find about body weight?", mode="extractive")

@@ -49,9 +49,11 @@ from biocite.agent.verdict import (
     LABELS,
     VerdictModel,
     asks_about_safety,
+    asks_of_harms,
     evidence_features,
     fit_verdict,
     llm_features,
+    on_harms,
     question_type,
     reading_order,
     speaks_of_harm,
@@ -186,6 +188,9 @@ def test_a_follow_up_asks_what_it_does_not_replace_of_its_context(
     assert [c.label for c in own + carried] == asked
     # what "And for COPD?" replaces is not read when "COPD" is too common to be a concept: nothing is carried
     assert carried_concepts([], context, asks_again=True, refers_back=False) == []
+    # "How about the side effects?" names no concept, but asks of harms: another outcome, of the drug and people
+    harms = carried_concepts([], context, asks_again=True, refers_back=False, asks_of_harms=True)
+    assert [c.label for c in harms] == ["budesonide-formoterol", "mild asthma"]
 
 
 def test_a_group_of_people_named_only_in_the_mesh_headings_is_a_caveat() -> None:
@@ -1714,6 +1719,41 @@ def test_asks_about_safety_reads_the_question_after_a_titles_colon() -> None:
         ["No major complications occurred."]
     )
     assert not speaks_of_harm(["There was no benefit of metformin on live birth rates."])
+
+
+def test_a_question_of_which_harms_is_a_question_of_harms() -> None:
+    for question in (
+        "What are side effects of using formoterol?",
+        "What are the side effects of opdivo treatment for melanoma?",
+        "How about the adverse events?",
+        "Which adverse reactions were reported with semaglutide?",
+        "Is metformin safe during pregnancy?",  # and every safety question
+    ):
+        assert asks_of_harms(question), question
+    for question in (
+        "Are physicians aware of the side effects of ACE inhibitors?",
+        "What are the possible complications for a person that has yellow fever?",  # a disease's course
+        "What is the effect of metformin on HbA1c?",
+    ):
+        assert not asks_of_harms(question), question
+    assert speaks_of_harm(["Statin-induced hepatotoxicity was rare."])
+    assert speaks_of_harm(["Statins may initiate an immune-mediated myopathy."])
+
+
+def _evidence_sentence(text: str, pmid: str = "1") -> Evidence:
+    return Evidence(pmid=pmid, sentence_index=0, span=Span(start=0, end=len(text), text=text), relevance=0.5)
+
+
+def test_a_question_of_harms_keeps_the_evidence_on_harms() -> None:
+    """`biocite ask "What are side effects of using formoterol?"` quoted budesonide-formoterol's symptom control
+    and glucocorticoid exposure; "Does metformin cause side effects in type 2 diabetes?" read "yes" from
+    "metformin significantly improves diabetes clinical indicators", quoted beside a sentence on tolerability."""
+    efficacy = _evidence_sentence("Metformin significantly improves diabetes clinical indicators.")
+    harms = _evidence_sentence("Adverse events were similar with metformin and placebo.")
+    assert on_harms([efficacy, harms]) == [harms]
+    assert on_harms([efficacy]) == [efficacy]  # none on harms: the evidence stands
+    methods = _evidence_sentence("3836 were included in the full analysis and safety data sets.")
+    assert on_harms([efficacy, methods]) == [efficacy, methods]
 
 
 def test_a_concept_is_shown_as_the_question_writes_it() -> None:
