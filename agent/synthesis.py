@@ -323,11 +323,16 @@ def polish(
         "questions as findings dropped": 0,
         "aims dropped": 0,
         "finding frames removed": 0,
+        "section labels removed": 0,
     }
     for sentence in sentences:
         if sentence.kind == "bottom_line":
             kept.append(sentence)
             continue
+        unlabelled = without_inline_label(sentence.text)  # the abstract's "CONCLUSIONS: ", copied with its words
+        if unlabelled != sentence.text:
+            sentence = sentence.model_copy(update={"text": unlabelled})
+            counts["section labels removed"] += 1
         if is_fragment(sentence.text):
             counts["fragments"] += 1
             continue

@@ -842,6 +842,17 @@ def test_a_restatement_that_drops_its_sources_hedge_is_quoted_as_written() -> No
     )
 
 
+def test_a_section_label_copied_into_a_generated_sentence_goes() -> None:
+    """`biocite ask "What are the adverse effects of statins?" --mode generate` (2026-12-06) wrote "CONCLUSIONS:
+    Pharmacokinetic differences in statins are ...", copying the label an abstract stored as plain text has inline
+    (1 of 550 sentences of the saved held-out generate run). The sentence stays, without its label."""
+    source = _evidence("1", "CONCLUSIONS: Pharmacokinetic differences in statins matter for drug interactions.")
+    notes: list[str] = []
+    (kept,) = polish([_sentence(source.span.text, source)], [source], notes)
+    assert kept.text == "Pharmacokinetic differences in statins matter for drug interactions."
+    assert kept.citations[0].pmid == "1" and "1 section labels removed" in notes[-1]
+
+
 def test_a_sentence_asking_whether_is_not_restated_as_a_finding() -> None:
     """Held-out generate run 91-120 (2026-12-04): "This study investigates whether the public value safety-related
     health care improvements more highly ..." was written "This study found that the public value ...". What a
