@@ -329,7 +329,8 @@ def polish(
         if sentence.kind == "bottom_line":
             kept.append(sentence)
             continue
-        unlabelled = without_inline_label(sentence.text)  # the abstract's "CONCLUSIONS: ", copied with its words
+        # an abstract's inline "CONCLUSIONS: ", copied with its words
+        unlabelled = without_inline_label(sentence.text)
         if unlabelled != sentence.text:
             sentence = sentence.model_copy(update={"text": unlabelled})
             counts["section labels removed"] += 1

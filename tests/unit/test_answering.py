@@ -846,10 +846,10 @@ def test_a_section_label_copied_into_a_generated_sentence_goes() -> None:
     """`biocite ask "What are the adverse effects of statins?" --mode generate` (2026-12-06) wrote "CONCLUSIONS:
     Pharmacokinetic differences in statins are ...", copying the label an abstract stored as plain text has inline
     (1 of 550 sentences of the saved held-out generate run). The sentence stays, without its label."""
-    source = _evidence("1", "CONCLUSIONS: Pharmacokinetic differences in statins matter for drug interactions.")
+    source = _evidence("1", "CONCLUSIONS: Pharmacokinetic differences in statins matter.")
     notes: list[str] = []
     (kept,) = polish([_sentence(source.span.text, source)], [source], notes)
-    assert kept.text == "Pharmacokinetic differences in statins matter for drug interactions."
+    assert kept.text == "Pharmacokinetic differences in statins matter."
     assert kept.citations[0].pmid == "1" and "1 section labels removed" in notes[-1]
 
 
