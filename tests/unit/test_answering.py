@@ -1744,6 +1744,8 @@ def test_a_question_of_which_harms_is_a_question_of_harms() -> None:
     for question in (
         "Are physicians aware of the side effects of ACE inhibitors?",
         "What are the possible complications for a person that has yellow fever?",  # a disease's course
+        # harms asked second, after the treatments: the evidence must not be cut to harms alone
+        "What are some of the treatments prescribed for myoclonus and their possible side effects?",
         "What is the effect of metformin on HbA1c?",
     ):
         assert not asks_of_harms(question), question
