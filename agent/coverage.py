@@ -125,7 +125,8 @@ GENERIC = frozenset(
 )
 # Words of conversation, not of the asked entity: patients' questions (K-QA, BioGen) are written as they speak,
 # and these words, rare in abstracts, passed the rarity bar as key concepts ("not covered: 'okay'",
-# "'someone'", "'timeframe'"), so the agent abstained on them. Contractions are as the tokenizer writes them.
+# "'someone'", "'timeframe'", "'suddenly'" of "side effects for suddenly stopping metoprolol"), so the agent
+# abstained on them. Contractions are as the tokenizer writes them.
 CONVERSATIONAL = frozenset(
     tokenize(
         """thing things something anything everything nothing someone somebody anyone anybody everyone
@@ -137,7 +138,7 @@ CONVERSATIONAL = frozenset(
         friend boyfriend girlfriend prescribe prescribed prescribing mention mentioned verify happen happens
         happened done exactly example examples reason reasons way ways feeling looking doctor doctors pt
         bad main miss supposed fear wean pick turn turned quit breathe stop medicine medicines med meds generally
-        suggest suggests recommend recommends
+        suggest suggests recommend recommends suddenly abruptly
         along last""",
         stem=True,
     )

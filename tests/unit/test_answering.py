@@ -329,6 +329,9 @@ def test_an_abbreviated_outcome_needs_its_other_terms_too() -> None:
         ("Is there anything youd recommend for the throat pain", ["throat pain"]),
         ("how does someone with familial hypercholesterolemia differ?", ["familial hypercholesterolemia"]),
         ("So ringworm doesnt itch?", ["ringworm", "itch"]),
+        # how a patient says a drug is stopped (BioGen 2024 topics)
+        ("What are side effects for suddenly stopping metoprolol?", ["metoprolol"]),
+        ("What happens when abruptly discontinuing the medication?", ["discontinuing", "medication"]),
     ],
 )
 def test_words_of_conversation_are_never_key_concepts(question: str, concepts: list[str]) -> None:
