@@ -1756,19 +1756,15 @@ def test_a_question_of_which_harms_is_a_question_of_harms() -> None:
     assert speaks_of_harm(["Statins may initiate an immune-mediated myopathy."])
 
 
-def _evidence_sentence(text: str, pmid: str = "1") -> Evidence:
-    return Evidence(pmid=pmid, sentence_index=0, span=Span(start=0, end=len(text), text=text), relevance=0.5)
-
-
 def test_a_question_of_harms_keeps_the_evidence_on_harms() -> None:
     """`biocite ask "What are side effects of using formoterol?"` quoted budesonide-formoterol's symptom control
     and glucocorticoid exposure; "Does metformin cause side effects in type 2 diabetes?" read "yes" from
     "metformin significantly improves diabetes clinical indicators", quoted beside a sentence on tolerability."""
-    efficacy = _evidence_sentence("Metformin significantly improves diabetes clinical indicators.")
-    harms = _evidence_sentence("Adverse events were similar with metformin and placebo.")
+    efficacy = _evidence("1", "Metformin significantly improves diabetes clinical indicators.")
+    harms = _evidence("1", "Adverse events were similar with metformin and placebo.")
     assert on_harms([efficacy, harms]) == [harms]
     assert on_harms([efficacy]) == [efficacy]  # none on harms: the evidence stands
-    methods = _evidence_sentence("3836 were included in the full analysis and safety data sets.")
+    methods = _evidence("1", "3836 were included in the full analysis and safety data sets.")
     assert on_harms([efficacy, methods]) == [efficacy, methods]
 
 
