@@ -601,11 +601,37 @@ def defined_abbreviations(question: str) -> dict[str, str]:
     return found
 
 
+# Names of outcomes and conditions with a stop word inside, each one phrase: cut at "of", "quality of life" was
+# the outcome "quality", which "high-quality usual care" covered (7 PubMedQA development questions ask of it).
+STOPWORD_PHRASES = (
+    ("quality", "of", "life"),
+    ("activities", "of", "daily", "living"),
+    ("length", "of", "stay"),
+    ("range", "of", "motion"),
+    ("shortness", "of", "breath"),
+    ("loss", "of", "consciousness"),
+    ("tetralogy", "of", "fallot"),
+)
+
+
 def _question_words(question: str) -> list[str]:
     """The question's words, cut as the index's tokenizer cuts them, and its sentence stops. "CA19-9" was
-    "CA19" and "9" here but "ca199" in the index, and the agent said no abstract mentions it."""
+    "CA19" and "9" here but "ca199" in the index, and the agent said no abstract mentions it. Each of the
+    `STOPWORD_PHRASES` is one word."""
     tokens = _WORD_OR_STOP.findall(_CONTRACTION.sub("", question))
-    return [part for t in tokens for part in ([t] if t in SENTENCE_STOPS else _parts(t))]
+    return _joined_phrases([part for t in tokens for part in ([t] if t in SENTENCE_STOPS else _parts(t))])
+
+
+def _joined_phrases(words: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        n = next(
+            (len(p) for p in STOPWORD_PHRASES if tuple(w.casefold() for w in words[i : i + len(p)]) == p), 1
+        )
+        out.append(" ".join(words[i : i + n]))
+        i += n
+    return out
 
 
 def _parts(word: str) -> list[str]:

@@ -1782,13 +1782,31 @@ def test_a_concept_is_shown_as_the_question_writes_it() -> None:
 
 
 def test_a_concept_is_shown_with_the_of_phrase_that_completes_it() -> None:
-    df = _df("exercise training heart failure", *["quality of life"] * 10)  # common words: no key concepts
-    concepts = key_concepts("Does exercise training improve quality of life in heart failure?", df, 0.03, 0.2)
+    df = _df("exercise training heart failure", *["duration of sleep"] * 10)  # common words: no key concepts
+    concepts = key_concepts(
+        "Does exercise training improve duration of sleep in heart failure?", df, 0.03, 0.2
+    )
     outcome = next(c for c in concepts if c.outcome)
-    assert outcome.text == "quality" and outcome.label == "quality of life"  # what is checked stays the same
+    assert (
+        outcome.text == "duration" and outcome.label == "duration of sleep"
+    )  # what is checked stays the same
     # an "of" phrase whose word is a concept of its own is not glued on
     concepts = key_concepts("Is the severity of psoriasis linked to obesity?", _df("psoriasis obesity"), 0.03)
     assert all(" of " not in c.label for c in concepts)
+
+
+def test_quality_of_life_is_one_outcome_checked_as_a_phrase() -> None:
+    """Cut at "of", "quality of life" was the outcome "quality": "a high-quality usual care system" covered it."""
+    df = _df(
+        "exercise training heart failure", *["quality of life"] * 10
+    )  # common words, yet a named outcome
+    concepts = key_concepts("Does exercise training improve quality of life in heart failure?", df, 0.03, 0.2)
+    (asked,) = [c for c in concepts if c.place == "outcome"]
+    assert (asked.text, asked.terms) == ("quality of life", ["quality of life"])
+    assert not covers(asked, _doc("Telephone counseling", "Compared with a high-quality usual care system."))
+    assert covers(asked, _doc("Exercise training", "Health-related quality-of-life scores improved."))
+    dyspnoea = key_concepts("Do opioids relieve shortness of breath?", _df("opioids"), 0.03, 0.2)
+    assert [c.text for c in dyspnoea] == ["opioids", "shortness of breath"]
 
 
 def _fillers(n: int) -> dict[str, tuple[str, str]]:
