@@ -742,14 +742,18 @@ def key_concepts(
     max_outcome_df_share: float = 0.0,
     max_setting_df_share: float = 0.0,
     max_subject_df_share: float = 0.0,
+    *,
+    subject_is_outcome: bool = False,
 ) -> list[Concept]:
     """The question's concepts that carry at least one specific term, and its asked outcome, setting
     (population or condition) and subject (the entity asked about) when they have a term within their own
-    bar, in question order."""
+    bar, in question order. With `subject_is_outcome`, the chunk where the subject stands is the asked outcome
+    ("What about | falls?", read so by the agent's aspect model)."""
     bars = {"outcome": max_outcome_df_share, "setting": max_setting_df_share, "subject": max_subject_df_share}
     defined = defined_abbreviations(question)
     concepts = []
-    for chunk, role in _chunks(question):
+    for chunk, place in _chunks(question):
+        role: Role = "outcome" if subject_is_outcome and place == "subject" else place
         words = [w for part in chunk for w in part.split()]
         concept = _concept(chunk, words, df, max_df_share, defined)
         if concept is not None and role and all(designators.of_token(t) for t in concept.terms):

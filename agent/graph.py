@@ -35,6 +35,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
+from biocite.agent.aspects import AspectModel, load_aspects
 from biocite.agent.checks import (
     ASKS_AGAIN_ABOUT,
     PRONOUNS,
@@ -47,6 +48,7 @@ from biocite.agent.coverage import (
     Coverage,
     DocumentFrequencies,
     DocumentTerms,
+    asked_subject,
     aspect,
     carried_concepts,
     coverage,
@@ -55,6 +57,7 @@ from biocite.agent.coverage import (
     in_passing,
     key_concepts,
     names_all,
+    names_disease_or_people,
     never_indexed,
     off_topic,
     outcome_parts,
@@ -195,6 +198,7 @@ class Agent:
         self._findings: FindingsModel | None = None
         self._verdict: VerdictModel | None = None
         self._llm_verdict: VerdictModel | None = None
+        self._aspects: AspectModel | None = None
         self._doc_freqs: DocumentFrequencies | None = None
         self._loaded: set[str] = set()
         self.weights = RelevanceWeights(self.config.cosine_weight, 1.0 - self.config.cosine_weight)
@@ -247,6 +251,14 @@ class Agent:
                 if stacked is not None and (cues is None or stacked.beats(cues)):
                     self._llm_verdict = stacked
         return self._llm_verdict
+
+    @property
+    def aspects(self) -> AspectModel | None:
+        """Whether "What about X?" names an outcome or an entity (None for embedders it cannot use)."""
+        if "aspects" not in self._loaded:
+            self._loaded.add("aspects")
+            self._aspects = load_aspects(self.settings, self.retriever.encoder, self.cache)
+        return self._aspects
 
     @property
     def doc_freqs(self) -> DocumentFrequencies | None:
@@ -1072,6 +1084,7 @@ class Agent:
         if df is None:
             return []
         own, context = split_follow_up(question)
+        asks_again = bool(context and ASKS_AGAIN_ABOUT.match(own))
         concepts = key_concepts(
             own,
             df,
@@ -1079,23 +1092,36 @@ class Agent:
             self.config.max_outcome_df,
             self.config.max_setting_df,
             self.config.max_subject_df,
+            subject_is_outcome=asks_again and self.asks_of_another_outcome(own),
         )
         if not context:
             return concepts
         carried = self.question_concepts(context)
-        asks_again, refers_back = bool(ASKS_AGAIN_ABOUT.match(own)), bool(PRONOUNS.search(own))
+        refers_back = bool(PRONOUNS.search(own))
         harms = asks_of_harms(own)
         return concepts + carried_concepts(
             concepts, carried, asks_again=asks_again, refers_back=refers_back, asks_of_harms=harms
         )
 
+    def asks_of_another_outcome(self, own: str) -> bool:
+        """Whether "What about X?" asks its question again of another outcome, X ("What about falls?" after "Does
+        vitamin D prevent fractures?"), not of another entity ("What about calcium?"): X stands where the entity
+        stands in either, and the aspect model reads which (class-balanced: its own decision, no threshold)."""
+        subject, model = asked_subject(own), self.aspects
+        if not subject or model is None or names_disease_or_people(subject.split()):
+            return False
+        return model.outcome_probabilities([subject], self.cache)[0] > 0.5
+
     def asked_type(self, standalone: str) -> QuestionType:
-        """The question's type; of "What about pregnant women?" completed with "Does metformin lower HbA1c?", the
-        type of the question it asks again of other people or another condition (yes/no, not the factoid its
-        "What" reads as). "How about the side effects?" may ask of another aspect: its own type."""
+        """The question's type; of "What about pregnant women?" or "What about falls?" completed with "Does
+        vitamin D prevent fractures?", the type of the question it asks again of other people, another condition
+        or another outcome (yes/no, not the factoid its "What" reads as). "How about the side effects?" asks which
+        harms: its own type."""
         own, context = split_follow_up(standalone)
-        if context and ASKS_AGAIN_ABOUT.match(own):
-            if any(aspect(c) == "setting" for c in self.question_concepts(own)):
+        if context and ASKS_AGAIN_ABOUT.match(own) and not asks_of_harms(own):
+            if self.asks_of_another_outcome(own) or any(
+                aspect(c) == "setting" for c in self.question_concepts(own)
+            ):
                 return self.asked_type(context)
         return question_type(standalone)
 

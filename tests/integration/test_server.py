@@ -152,6 +152,29 @@ def test_follow_ups_use_the_conversation_and_one_shot_requests_are_forgotten(set
     assert {"conv-1", "conv-2"} <= kept and not [t for t in kept if t.startswith("once-")]
 
 
+def test_a_what_about_follow_up_asks_again_of_another_outcome_or_another_entity(setup, client) -> None:
+    """After "Can tailored interventions increase mammography use among HMO women?", "What about patient
+    satisfaction?" asks of satisfaction in HMO women (the aspect model reads an outcome; yes/no, as the question
+    it asks again), and "What about peer counselors?" of peer counselors and mammography (an entity). Before,
+    the words after "What about" always replaced the entity: mammography was still asked of satisfaction."""
+    settings, questions, _ = setup
+    first = {"question": questions[QUESTION_PMIDS[0]], "mode": "extractive"}
+    read = {}
+    for follow_up in ("What about patient satisfaction?", "What about peer counselors?"):
+        thread = {"thread_id": f"aspect-{len(read)}"}
+        assert client.post("/v1/ask", json={**first, **thread}).status_code == 200
+        answer = client.post("/v1/ask", json={**first, **thread, "question": follow_up}).json()
+        notes = [n for n in answer["trace"]["notes"] if n.startswith("key concepts: ")]
+        read[follow_up] = (notes, answer["question_type"])
+    # satisfaction replaces the asked outcome (mammography): the people stay
+    assert read["What about patient satisfaction?"] == (["key concepts: satisfaction; HMO women"], "yes/no")
+    # peer counselors replace the entity: the asked outcome stays
+    notes, _ = read["What about peer counselors?"]
+    assert notes and notes[0].startswith("key concepts: peer counselors; mammography (outcome); HMO women")
+    # trained once on first use and kept beside the agent's other models
+    assert (settings.models_dir / "agent" / "aspects-minilm.json").is_file()
+
+
 # --- search and documents ------------------------------------------------------------------------------
 
 

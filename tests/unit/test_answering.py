@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from biocite.agent.aspects import labelled_phrases, training_questions
 from biocite.agent.coverage import (
     DocumentFrequencies,
     DocumentTerms,
@@ -61,6 +62,7 @@ from biocite.agent.verdict import (
 from biocite.errors import ModelError
 from biocite.heads import LinearModel
 from biocite.other_names import asked_names, other_names, search_names
+from biocite.pubmedqa import load_questions, split_questions
 from biocite.records import Answer, AnswerSentence, Citation, Document, Evidence, Sentence, Span
 from biocite.tokenize import tokenize
 from tests.conftest import DATA
@@ -191,6 +193,35 @@ def test_a_follow_up_asks_what_it_does_not_replace_of_its_context(
     # "How about the side effects?" names no concept, but asks of harms: another outcome, of the drug and people
     harms = carried_concepts([], context, asks_again=True, refers_back=False, asks_of_harms=True)
     assert [c.label for c in harms] == ["budesonide-formoterol", "mild asthma"]
+
+
+def test_what_about_x_read_as_another_outcome_asks_x_at_the_outcome_bar() -> None:
+    """ "What about falls?", read by the aspect model as naming an outcome, makes "falls" the asked outcome: its
+    place and role, with the outcome's looser document-frequency bar (here "falls" is in 5 % of the abstracts:
+    above the subject's bar, within the outcome's), so the context's entity is carried and its outcome is not."""
+    df = _df("vitamin supplementation fractures older people", *["falls"] * 5)
+    bars = (0.001, 0.1, 0.2, 0.02)
+    assert key_concepts("What about falls?", df, *bars) == []  # too common to be the entity asked about
+    (falls,) = key_concepts("What about falls?", df, *bars, subject_is_outcome=True)
+    assert (falls.text, falls.place, falls.role) == ("falls", "outcome", "outcome")
+    context = key_concepts("Does vitamin supplementation prevent fractures in older people?", df, *bars)
+    carried = carried_concepts([falls], context, asks_again=True, refers_back=False)
+    assert [c.label for c in carried] == ["vitamin supplementation", "older people"]
+
+
+def test_the_aspect_model_learns_from_each_questions_asked_entity_and_outcome() -> None:
+    """Its silver labels: the asked subject (0) unless it names a disease or people, and the asked outcome (1)."""
+    rows = labelled_phrases(
+        [
+            "Does aspirin prevent strokes in older adults?",
+            "Is breast cancer associated with obesity?",  # a disease as the subject: no entity's example
+            "What is the prognosis?",
+        ]
+    )
+    assert rows == [("aspirin", 0), ("strokes", 1), ("obesity", 1)]
+    # the TRAIN part of the PubMedQA split, never a held-out question
+    held_out = {q.question for q in split_questions(load_questions())[1]}
+    assert len(training_questions()) > 500 and not held_out & set(training_questions())
 
 
 def test_a_group_of_people_named_only_in_the_mesh_headings_is_a_caveat() -> None:

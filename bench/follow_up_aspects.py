@@ -1,0 +1,71 @@
+"""What a chat follow-up "What about X?" replaces: the asked outcome or the entity (issue 12; `agent/aspects.py`).
+
+Two measures of the aspect model, trained as the agent trains it (PubMedQA TRAIN part of the seed-13 split by
+question, K-QA questions, BioGen topics):
+- held-out silver: the asked subjects and outcomes `agent/coverage.py` reads from the 200 held-out PubMedQA
+  questions, against the majority label;
+- follow-ups: the 55 hand-written cases of `bench/follow_up_aspect_cases.json`, against the rule before the model
+  (X always replaces the entity) in the same run.
+
+    python bench/follow_up_aspects.py
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import json  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+from sklearn.metrics import balanced_accuracy_score  # noqa: E402
+
+from biocite.agent.aspects import labelled_phrases, train_aspects  # noqa: E402
+from biocite.embedder import Embedder  # noqa: E402
+from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
+
+CASES = Path(__file__).with_name("follow_up_aspect_cases.json")
+
+
+def main() -> None:
+    embedder = Embedder("minilm")
+    started = time.perf_counter()
+    model = train_aspects(embedder, embedder.name)
+    print(f"trained in {time.perf_counter() - started:.1f} s: {model.meta}")
+
+    _, held_out = split_questions(load_questions())
+    rows = labelled_phrases([q.question for q in held_out])
+    gold = np.asarray([label for _, label in rows])
+    predicted = np.asarray(model.outcome_probabilities([p for p, _ in rows], embedder)) > 0.5
+    majority = max(gold.mean(), 1 - gold.mean())
+    print(
+        f"held-out silver ({len(rows)} phrases of {len(held_out)} questions, {int(gold.sum())} outcomes): "
+        f"accuracy {np.mean(predicted == gold):.3f} (majority {majority:.3f}), "
+        f"balanced accuracy {balanced_accuracy_score(gold, predicted):.3f} (majority 0.500)"
+    )
+
+    cases = json.loads(CASES.read_text())["cases"]
+    outcome = np.asarray([c["replaces"] == "outcome" for c in cases])
+    read = np.asarray(model.outcome_probabilities([c["phrase"] for c in cases], embedder)) > 0.5
+    for part in (1, 2):
+        mask = np.asarray([c["set"] == part for c in cases])
+        print(f"  set {part}: {int((read == outcome)[mask].sum())}/{int(mask.sum())}")
+    right, before = int((read == outcome).sum()), int((~outcome).sum())
+    print(
+        f"follow-ups ({len(cases)} hand-written, {int(outcome.sum())} outcomes): model {right}/{len(cases)} "
+        f"= {right / len(cases):.3f}, entity always (before) {before}/{len(cases)} = {before / len(cases):.3f}, "
+        f"ratio {right / before:.2f}"
+    )
+    wrong = [
+        f"{c['phrase']} ({c['replaces']})" for c, r, o in zip(cases, read, outcome, strict=True) if r != o
+    ]
+    print("  misread: " + ", ".join(wrong))
+
+
+if __name__ == "__main__":
+    main()
