@@ -1271,13 +1271,15 @@ ANIMALS_ONLY = "every cited study is in animals: none of them is in people"
 def evidence_caveats(question: str, cited: list[Document], concepts: Sequence[Concept] = ()) -> list[str]:
     """What a reader must know about the cited abstracts as a whole: that all of them are animal studies,
     unless the question asks about animals ("Does edaravone protect the ovaries of rats ...?"); and each asked
-    group of people that the cited abstracts name only in their MeSH headings (`named_only_in_headings`)."""
+    group of people, and the asked outcome, that the cited abstracts name only in their MeSH headings
+    (`named_only_in_headings`: "Are statins associated with an increased risk of diabetes?" was answered from a
+    statins-in-stroke study whose only "diabetes" is the heading "Diabetes Mellitus", a comorbidity)."""
     caveats = []
     if cited and not mentions_animals(question):
         if all(studied_in_animals(f"{d.title} {d.abstract}", d.mesh) for d in cited):
             caveats.append(ANIMALS_ONLY)
-    people = [c for c in concepts if names_people(c.words)]
-    return caveats + [note for c in people if (note := named_only_in_headings(c, cited))]
+    asked = [c for c in concepts if names_people(c.words) or c.place == "outcome"]
+    return caveats + [note for c in asked if (note := named_only_in_headings(c, cited))]
 
 
 def named_only_in_headings(concept: Concept, cited: list[Document]) -> str | None:

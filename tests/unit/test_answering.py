@@ -245,6 +245,27 @@ def test_a_group_of_people_named_only_in_the_mesh_headings_is_a_caveat() -> None
     assert evidence_caveats("Does budesonide-formoterol reduce exacerbations?", [trial], concepts[:1]) == []
 
 
+def test_an_asked_outcome_named_only_in_the_mesh_headings_is_a_caveat() -> None:
+    """ "Are statins associated with an increased risk of diabetes?" leaned yes from a statins-in-stroke study
+    whose only "diabetes" is its heading "Diabetes Mellitus" (a comorbidity): the answer now says so. The drug
+    named only in a heading is no such caveat (the coverage check reads what the abstracts are about)."""
+    question = "Are statins associated with an increased risk of diabetes?"
+    concepts = key_concepts(question, _df("statins diabetes"), 0.03, 0.5, 0.5, 0.5)
+    assert [(c.text, c.place) for c in concepts] == [("statins", "subject"), ("diabetes", "outcome")]
+    stroke = Document(
+        pmid="11340218",
+        title="",
+        abstract="Stroke patients on statin treatment were compared with referent patients not on statins.",
+        mesh=["Diabetes Mellitus", "Hydroxymethylglutaryl-CoA Reductase Inhibitors", "Stroke"],
+    )
+    assert evidence_caveats(question, [stroke], concepts) == [
+        "the cited abstracts name diabetes only in their MeSH headings (PMID 11340218: Diabetes Mellitus), not in "
+        "their text"
+    ]
+    in_text = stroke.model_copy(update={"abstract": "New-onset diabetes was more frequent on statins."})
+    assert evidence_caveats(question, [in_text], concepts) == []
+
+
 def test_a_drug_is_covered_by_its_other_name() -> None:
     """ "Does ciclosporin cause hypertension?" abstained ("no indexed abstract mentions 'ciclosporin'") over 19
     abstracts on cyclosporine; a British clinician's "lignocaine" is the abstracts' "lidocaine"."""
