@@ -1085,14 +1085,18 @@ class Agent:
             return []
         own, context = split_follow_up(question)
         asks_again = bool(context and ASKS_AGAIN_ABOUT.match(own))
+        # "What about mortality?": the words after "What about" are what the follow-up asks of, a concept however
+        # common (the bars keep a question's template words out; the follow-up has none but them). Not of harms:
+        # "adverse events" would be "events".
+        named = asks_again and not asks_of_harms(own)
         concepts = key_concepts(
             own,
             df,
             self.config.max_concept_df,
-            self.config.max_outcome_df,
+            1.0 if named else self.config.max_outcome_df,
             self.config.max_setting_df,
-            self.config.max_subject_df,
-            subject_is_outcome=asks_again and self.asks_of_another_outcome(own),
+            1.0 if named else self.config.max_subject_df,
+            subject_is_outcome=named and self.asks_of_another_outcome(own),
         )
         if not context:
             return concepts

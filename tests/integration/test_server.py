@@ -156,11 +156,18 @@ def test_a_what_about_follow_up_asks_again_of_another_outcome_or_another_entity(
     """After "Can tailored interventions increase mammography use among HMO women?", "What about patient
     satisfaction?" asks of satisfaction in HMO women (the aspect model reads an outcome; yes/no, as the question
     it asks again), and "What about peer counselors?" of peer counselors and mammography (an entity). Before,
-    the words after "What about" always replaced the entity: mammography was still asked of satisfaction."""
+    the words after "What about" always replaced the entity: mammography was still asked of satisfaction. Words
+    as common as "telephone counseling" in this index were no concept at all, and nothing was carried."""
     settings, questions, _ = setup
     first = {"question": questions[QUESTION_PMIDS[0]], "mode": "extractive"}
     read = {}
-    for follow_up in ("What about patient satisfaction?", "What about peer counselors?"):
+    follow_ups = (
+        "What about patient satisfaction?",
+        "What about peer counselors?",
+        "What about telephone counseling?",
+        "What about adverse events?",
+    )
+    for follow_up in follow_ups:
         thread = {"thread_id": f"aspect-{len(read)}"}
         assert client.post("/v1/ask", json={**first, **thread}).status_code == 200
         answer = client.post("/v1/ask", json={**first, **thread, "question": follow_up}).json()
@@ -171,6 +178,12 @@ def test_a_what_about_follow_up_asks_again_of_another_outcome_or_another_entity(
     # peer counselors replace the entity: the asked outcome stays
     notes, _ = read["What about peer counselors?"]
     assert notes and notes[0].startswith("key concepts: peer counselors; mammography (outcome); HMO women")
+    # a word of the index's abstracts, too common here for the entity's bar of a whole question: the follow-up's
+    # own words are what it asks of (nothing was read, and nothing carried)
+    notes, _ = read["What about telephone counseling?"]
+    assert notes == ["key concepts: telephone counseling (subject); mammography (outcome); HMO women"]
+    # a follow-up of harms names the outcome by asking of harms: "adverse events" is not read as the outcome "events"
+    assert read["What about adverse events?"] == (["key concepts: HMO women"], "factoid")
     # trained once on first use and kept beside the agent's other models
     assert (settings.models_dir / "agent" / "aspects-minilm.json").is_file()
 
