@@ -222,12 +222,12 @@ _SPEAKS_OF_HARM = re.compile(
 
 
 # A question that asks what the harms are ("What are the side effects of formoterol?", "How about the adverse
-# events?") is a question of harms too, asked as a factoid. Not "What are the complications of yellow fever?": a
+# events?", "What about its safety?", "How about toxicity?") is a question of harms too, asked as a factoid. Not "What are the complications of yellow fever?": a
 # disease's complications are its course, not harms done by a treatment; nor "What are the treatments for myoclonus
 # and their possible side effects?" (a BioGen 2024 topic): harms are the second of two things it asks.
 _ASKS_WHICH_HARMS = re.compile(
     r"^\W*(?:what|which|how)\b(?:(?!\band\b)[^?])*?"
-    r"\b(?:side[- ]effects?|adverse (?:events?|effects?|reactions?)|tolerability)\b",
+    r"\b(?:side[- ]effects?|adverse (?:events?|effects?|reactions?)|tolerability|safety|\w*toxicity)\b",
     re.IGNORECASE,
 )
 # What a question of harms needs its evidence to speak of; listed as not covered when none does.

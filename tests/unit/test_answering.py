@@ -1794,6 +1794,10 @@ def test_a_question_of_which_harms_is_a_question_of_harms() -> None:
         "How about the adverse events?",
         "Which adverse reactions were reported with semaglutide?",
         "Is metformin safe during pregnancy?",  # and every safety question
+        # chat follow-ups of harms: they keep the drug and people of the question before
+        "What about its safety?",
+        "How about toxicity?",
+        "What is the hepatotoxicity of isoniazid?",
     ):
         assert asks_of_harms(question), question
     for question in (
@@ -1802,6 +1806,7 @@ def test_a_question_of_which_harms_is_a_question_of_harms() -> None:
         # harms asked second, after the treatments: the evidence must not be cut to harms alone
         "What are some of the treatments prescribed for myoclonus and their possible side effects?",
         "What is the effect of metformin on HbA1c?",
+        "What is the risk of stroke after a transient ischaemic attack?",  # an outcome's risk, not a harm
     ):
         assert not asks_of_harms(question), question
     assert speaks_of_harm(["Statin-induced hepatotoxicity was rare."])
