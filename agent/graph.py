@@ -1085,10 +1085,11 @@ class Agent:
             return []
         own, context = split_follow_up(question)
         asks_again = bool(context and ASKS_AGAIN_ABOUT.match(own))
+        harms = asks_of_harms(own)
         # "What about mortality?": the words after "What about" are what the follow-up asks of, a concept however
         # common (the bars keep a question's template words out; the follow-up has none but them). Not of harms:
         # "adverse events" would be "events".
-        named = asks_again and not asks_of_harms(own)
+        named = asks_again and not harms
         concepts = key_concepts(
             own,
             df,
@@ -1102,7 +1103,6 @@ class Agent:
             return concepts
         carried = self.question_concepts(context)
         refers_back = bool(PRONOUNS.search(own))
-        harms = asks_of_harms(own)
         return concepts + carried_concepts(
             concepts, carried, asks_again=asks_again, refers_back=refers_back, asks_of_harms=harms
         )
