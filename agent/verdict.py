@@ -222,9 +222,10 @@ _SPEAKS_OF_HARM = re.compile(
 
 
 # A question that asks what the harms are ("What are the side effects of formoterol?", "How about the adverse
-# events?", "What about its safety?", "How about toxicity?") is a question of harms too, asked as a factoid. Not "What are the complications of yellow fever?": a
-# disease's complications are its course, not harms done by a treatment; nor "What are the treatments for myoclonus
-# and their possible side effects?" (a BioGen 2024 topic): harms are the second of two things it asks.
+# events?", "What about its safety?", "How about toxicity?") is a question of harms too, asked as a factoid. Not
+# "What are the complications of yellow fever?": a disease's complications are its course, not harms done by a
+# treatment; nor "What are the treatments for myoclonus and their possible side effects?" (a BioGen 2024 topic):
+# harms are the second of two things it asks.
 _ASKS_WHICH_HARMS = re.compile(
     r"^\W*(?:what|which|how)\b(?:(?!\band\b)[^?])*?"
     r"\b(?:side[- ]effects?|adverse (?:events?|effects?|reactions?)|tolerability|safety|\w*toxicity)\b",
