@@ -297,13 +297,17 @@ def names_people(words: list[str]) -> bool:
     return any(low in POPULATION_WORDS for low in _lows(words))
 
 
-def names_disease_or_people(words: list[str]) -> bool:
-    """Whether a word of the chunk names a disease ("sinusitis", "heart failure", "lymphomas") or a
-    population ("children", "pregnant women")."""
-    return names_people(words) or any(
+def names_disease(words: list[str]) -> bool:
+    """Whether a word of the chunk names a disease ("sinusitis", "heart failure", "lymphomas")."""
+    return any(
         low in CONDITION_NOUNS or (low.endswith(CONDITION_ENDINGS) and low not in NOT_CONDITIONS)
         for low in _lows(words)
     )
+
+
+def names_disease_or_people(words: list[str]) -> bool:
+    """Whether a word of the chunk names a disease or a population ("children", "pregnant women")."""
+    return names_people(words) or names_disease(words)
 
 
 # Words that open a question: the first chunk after one is the entity asked about ("Does | aspirin prevent").
@@ -1166,6 +1170,18 @@ def aspect(concept: Concept) -> str:
     if concept.place == "outcome":
         return "outcome"
     return "setting" if concept.place == "setting" or names_disease_or_people(concept.words) else "entity"
+
+
+def disease_replaces_outcome(context: list[Concept]) -> bool:
+    """Whether a disease after "What about" replaces the asked outcome of the question before it (its concepts,
+    `context`), not its condition: the condition when that names a disease ("What about gestational diabetes?"
+    after "Does metformin lower HbA1c in type 2 diabetes?"), else the outcome when it asks one ("What about
+    fractures?" after "Does vitamin D prevent falls in older people?"), else the condition (added). A rule, not
+    a model: one trained on the diseases questions name as outcome or as condition read them at chance
+    (docs/FIGURES.md). `bench/follow_up_aspects.py` measures it."""
+    if any(c.place == "setting" and names_disease(c.words) for c in context):
+        return False
+    return any(c.place == "outcome" for c in context)
 
 
 def carried_concepts(

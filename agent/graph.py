@@ -53,11 +53,13 @@ from biocite.agent.coverage import (
     carried_concepts,
     coverage,
     covers,
+    disease_replaces_outcome,
     evidence_caveats,
     in_passing,
     key_concepts,
     names_all,
-    names_disease_or_people,
+    names_disease,
+    names_people,
     never_indexed,
     off_topic,
     outcome_parts,
@@ -1084,6 +1086,7 @@ class Agent:
         if df is None:
             return []
         own, context = split_follow_up(question)
+        carried = self.question_concepts(context) if context else []
         asks_again = bool(context and ASKS_AGAIN_ABOUT.match(own))
         harms = asks_of_harms(own)
         # "What about mortality?": the words after "What about" are what the follow-up asks of, a concept however
@@ -1097,24 +1100,29 @@ class Agent:
             1.0 if named else self.config.max_outcome_df,
             self.config.max_setting_df,
             1.0 if named else self.config.max_subject_df,
-            subject_is_outcome=named and self.asks_of_another_outcome(own),
+            subject_is_outcome=named and self.asks_of_another_outcome(own, carried),
         )
         if not context:
             return concepts
-        carried = self.question_concepts(context)
         refers_back = bool(PRONOUNS.search(own))
         return concepts + carried_concepts(
             concepts, carried, asks_again=asks_again, refers_back=refers_back, asks_of_harms=harms
         )
 
-    def asks_of_another_outcome(self, own: str) -> bool:
+    def asks_of_another_outcome(self, own: str, context: list[Concept]) -> bool:
         """Whether "What about X?" asks its question again of another outcome, X ("What about falls?" after "Does
         vitamin D prevent fractures?"), not of another entity ("What about calcium?"): X stands where the entity
-        stands in either, and the aspect model reads which (class-balanced: its own decision, no threshold)."""
-        subject, model = asked_subject(own), self.aspects
-        if not subject or model is None or names_disease_or_people(subject.split()):
+        stands in either, and the aspect model reads which (class-balanced: its own decision, no threshold).
+        A disease X replaces what the concepts of the question before it (`context`) make it replace
+        (`disease_replaces_outcome`)."""
+        subject = asked_subject(own)
+        words = subject.split() if subject else []
+        if not subject or names_people(words):
             return False
-        return model.outcome_probabilities([subject], self.cache)[0] > 0.5
+        if names_disease(words):
+            return disease_replaces_outcome(context)
+        model = self.aspects
+        return model is not None and model.outcome_probabilities([subject], self.cache)[0] > 0.5
 
     def asked_type(self, standalone: str) -> QuestionType:
         """The question's type; of "What about pregnant women?" or "What about falls?" completed with "Does
@@ -1123,7 +1131,7 @@ class Agent:
         harms: its own type."""
         own, context = split_follow_up(standalone)
         if context and ASKS_AGAIN_ABOUT.match(own) and not asks_of_harms(own):
-            if self.asks_of_another_outcome(own) or any(
+            if self.asks_of_another_outcome(own, self.question_concepts(context)) or any(
                 aspect(c) == "setting" for c in self.question_concepts(own)
             ):
                 return self.asked_type(context)

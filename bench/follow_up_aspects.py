@@ -4,8 +4,13 @@ Two measures of the aspect model, trained as the agent trains it (PubMedQA TRAIN
 question, K-QA questions, BioGen topics):
 - held-out silver: the asked subjects and outcomes `agent/coverage.py` reads from the 200 held-out PubMedQA
   questions, against the majority label;
-- follow-ups: the 55 hand-written cases of `bench/follow_up_aspect_cases.json`, against the rule before the model
-  (X always replaces the entity) in the same run.
+- follow-ups: the 55 hand-written cases of `bench/follow_up_aspect_cases.json` (sets 1 and 2), against the rule
+  before the model (X always replaces the entity) in the same run.
+
+And the agent's reading of a disease after "What about" (`Agent.asks_of_another_outcome`: it replaces the asked
+outcome or the condition, by the question before it) on sets 3 (27 cases, the rule designed on them) and 4 (20
+cases, written before the rule was run on them), against the reading before (always the condition). It needs the
+demo index (`make demo`): the question before is read with the index's document frequencies.
 
     python bench/follow_up_aspects.py
 """
@@ -26,8 +31,11 @@ import numpy as np  # noqa: E402
 from sklearn.metrics import balanced_accuracy_score  # noqa: E402
 
 from biocite.agent.aspects import labelled_phrases, train_aspects  # noqa: E402
+from biocite.agent.graph import Agent  # noqa: E402
 from biocite.embedder import Embedder  # noqa: E402
+from biocite.index.hybrid import open_retriever  # noqa: E402
 from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
+from biocite.settings import load_settings  # noqa: E402
 
 CASES = Path(__file__).with_name("follow_up_aspect_cases.json")
 
@@ -65,6 +73,33 @@ def main() -> None:
         f"{c['phrase']} ({c['replaces']})" for c, r, o in zip(cases, read, outcome, strict=True) if r != o
     ]
     print("  misread: " + ", ".join(wrong))
+    diseases()
+
+
+def diseases() -> None:
+    """A disease after "What about": the asked outcome or the condition, as the agent reads it."""
+    settings = load_settings()
+    agent = Agent(settings, retriever=open_retriever(settings))
+    cases = json.loads(CASES.read_text())["cases"]
+    for part in (3, 4):
+        rows = [c for c in cases if c["set"] == part]
+        read = [
+            "outcome"
+            if agent.asks_of_another_outcome(c["follow_up"], agent.question_concepts(c["context"]))
+            else "condition"
+            for c in rows
+        ]
+        right = sum(r == c["replaces"] for r, c in zip(read, rows, strict=True))
+        before = sum(c["replaces"] == "condition" for c in rows)
+        print(
+            f"diseases, set {part} ({len(rows)} hand-written, {len(rows) - before} outcomes): agent {right}/{len(rows)} "
+            f"= {right / len(rows):.3f}, condition always (before) {before}/{len(rows)} = {before / len(rows):.3f}, "
+            f"ratio {right / before:.2f}"
+        )
+        wrong = [
+            f"{c['phrase']} ({c['replaces']})" for r, c in zip(read, rows, strict=True) if r != c["replaces"]
+        ]
+        print("  misread: " + ", ".join(wrong))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from biocite.agent.coverage import (
     carried_concepts,
     covers,
     derivational_core,
+    disease_replaces_outcome,
     evidence_caveats,
     key_concepts,
     off_topic,
@@ -207,6 +208,30 @@ def test_what_about_x_read_as_another_outcome_asks_x_at_the_outcome_bar() -> Non
     context = key_concepts("Does vitamin supplementation prevent fractures in older people?", df, *bars)
     carried = carried_concepts([falls], context, asks_again=True, refers_back=False)
     assert [c.label for c in carried] == ["vitamin supplementation", "older people"]
+
+
+@pytest.mark.parametrize(
+    ("context", "replaces_outcome"),
+    [
+        (
+            "Does vitamin D prevent falls in older people?",
+            True,
+        ),  # "What about fractures?": people, no disease
+        ("Does aspirin prevent myocardial infarction?", True),  # "What about stroke?"
+        ("Does obesity increase the risk of breast cancer?", True),  # a disease as the entity is no condition
+        ("Does metformin lower HbA1c in type 2 diabetes?", False),  # "What about gestational diabetes?"
+        ("Is atropine needed with ketamine sedation?", False),  # no outcome: a condition, added
+    ],
+)
+def test_a_disease_after_what_about_replaces_the_condition_named_before_else_the_outcome(
+    context: str, replaces_outcome: bool
+) -> None:
+    """Before, a disease after "What about" was always the condition: "What about fractures?" after a question on
+    vitamin D and falls in older people asked of falls in fractures, and quoted vitamin K and vitamin C trials."""
+    words = "vitamin falls older people aspirin myocardial infarction obesity breast cancer metformin hba1c type 2"
+    df = _df(words + " diabetes atropine ketamine sedation")
+    concepts = key_concepts(context, df, 0.03, 0.5, 0.5, 0.5)
+    assert disease_replaces_outcome(concepts) is replaces_outcome
 
 
 def test_the_aspect_model_learns_from_each_questions_asked_entity_and_outcome() -> None:
