@@ -269,13 +269,16 @@ CONDITION_ENDINGS = tuple(
     "gonadism".split()
 )
 NOT_CONDITIONS = frozenset("diagnosis prognosis stoma".split())
+# Diseases by their usual abbreviation too ("What about COPD?" after an asthma question asks of another
+# condition), of those no English word shares ("AIDS", "MS", "RA", "ALL" do).
 CONDITION_NOUNS = frozenset(
     """cancer cancers carcinoma disease diseases syndrome syndromes disorder disorders infection infections
     injury injuries failure fracture fractures tumor tumors tumour tumours stroke diabetes asthma hypertension
     sepsis obesity depression dementia ulcer ulcers pneumonia infarction lesions deficiency insufficiency
     dysfunction hernia palsy abscess aneurysm arrhythmia fibrillation pain schizophrenia autism epilepsy
     migraine eczema acne gout malaria influenza hemorrhage haemorrhage seizures leukemia leukaemia anemia
-    anaemia""".split()
+    anaemia copd ckd aki ards adhd ptsd ocd gerd gord ibd ibs sle nafld nash masld hiv uti utis dvt chf osa pcos
+    bph crps gdm t2dm t1dm hcc nsclc sclc cll aml cml""".split()
 )
 # The pending roles a preposition does not replace when no chunk came between: "decrease in | mortality" still
 # names the outcome, "Does pretreatment with | statins" and "Is there a role for | leukocyte counts" the subject

@@ -221,6 +221,7 @@ def test_what_about_x_read_as_another_outcome_asks_x_at_the_outcome_bar() -> Non
         ("Does obesity increase the risk of breast cancer?", True),  # a disease as the entity is no condition
         ("Does metformin lower HbA1c in type 2 diabetes?", False),  # "What about gestational diabetes?"
         ("Is atropine needed with ketamine sedation?", False),  # no outcome: a condition, added
+        ("Does rehabilitation improve exercise capacity in COPD?", False),  # a disease by its abbreviation
     ],
 )
 def test_a_disease_after_what_about_replaces_the_condition_named_before_else_the_outcome(
@@ -229,7 +230,7 @@ def test_a_disease_after_what_about_replaces_the_condition_named_before_else_the
     """Before, a disease after "What about" was always the condition: "What about fractures?" after a question on
     vitamin D and falls in older people asked of falls in fractures, and quoted vitamin K and vitamin C trials."""
     words = "vitamin falls older people aspirin myocardial infarction obesity breast cancer metformin hba1c type 2"
-    df = _df(words + " diabetes atropine ketamine sedation")
+    df = _df(words + " diabetes atropine ketamine sedation rehabilitation exercise capacity copd")
     concepts = key_concepts(context, df, 0.03, 0.5, 0.5, 0.5)
     assert disease_replaces_outcome(concepts) is replaces_outcome
 
