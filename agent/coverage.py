@@ -300,6 +300,17 @@ def names_people(words: list[str]) -> bool:
     return any(low in POPULATION_WORDS for low in _lows(words))
 
 
+# What a treatment costs is an outcome of it: "What about the cost?" after "Do statins prevent strokes in older
+# adults?" asks of statins' cost in older adults. The aspect model reads outcomes from questions' wording, and 4 of
+# its 596 training questions speak of cost: it read "cost" as another entity, and statins were dropped.
+COST_WORDS = frozenset(tokenize("cost costs price prices expense expenses economic affordability", stem=True))
+
+
+def names_cost(words: list[str]) -> bool:
+    """Whether a word of the chunk names what something costs ("cost", "the price")."""
+    return any(t in COST_WORDS for w in words for t in tokenize(w, stem=True))
+
+
 def names_disease(words: list[str]) -> bool:
     """Whether a word of the chunk names a disease ("sinusitis", "heart failure", "lymphomas")."""
     return any(

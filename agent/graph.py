@@ -58,6 +58,7 @@ from biocite.agent.coverage import (
     in_passing,
     key_concepts,
     names_all,
+    names_cost,
     names_disease,
     names_people,
     never_indexed,
@@ -1113,12 +1114,14 @@ class Agent:
         """Whether "What about X?" asks its question again of another outcome, X ("What about falls?" after "Does
         vitamin D prevent fractures?"), not of another entity ("What about calcium?"): X stands where the entity
         stands in either, and the aspect model reads which (class-balanced: its own decision, no threshold).
-        A disease X replaces what the concepts of the question before it (`context`) make it replace
-        (`disease_replaces_outcome`)."""
+        So does a cost ("What about the cost?": `names_cost`). A disease X replaces what the concepts of the
+        question before it (`context`) make it replace (`disease_replaces_outcome`)."""
         subject = asked_subject(own)
         words = subject.split() if subject else []
         if not subject or names_people(words):
             return False
+        if names_cost(words):
+            return True
         if names_disease(words):
             return disease_replaces_outcome(context)
         model = self.aspects

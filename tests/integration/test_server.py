@@ -166,6 +166,7 @@ def test_a_what_about_follow_up_asks_again_of_another_outcome_or_another_entity(
         "What about peer counselors?",
         "What about telephone counseling?",
         "What about adverse events?",
+        "What about the cost?",
     )
     for follow_up in follow_ups:
         thread = {"thread_id": f"aspect-{len(read)}"}
@@ -184,6 +185,9 @@ def test_a_what_about_follow_up_asks_again_of_another_outcome_or_another_entity(
     assert notes == ["key concepts: telephone counseling (subject); mammography (outcome); HMO women"]
     # a follow-up of harms names the outcome by asking of harms: "adverse events" is not read as the outcome "events"
     assert read["What about adverse events?"] == (["key concepts: HMO women"], "factoid")
+    # what a treatment costs is its outcome: the people stay (the aspect model had read another entity, "cost",
+    # and asked of mammography's cost in HMO women)
+    assert read["What about the cost?"] == (["key concepts: cost; HMO women"], "yes/no")
     # trained once on first use and kept beside the agent's other models
     assert (settings.models_dir / "agent" / "aspects-minilm.json").is_file()
 
