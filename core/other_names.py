@@ -180,6 +180,10 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("frozen shoulder", "adhesive capsulitis"),
     ("tennis elbow", "lateral epicondylitis"),
     ("slipped disc", "disc herniation"),
+    # "Does base deficit predict death after head injury?" said "not covered: death; head injury" over "Base
+    # deficit ... predict mortality in patients with severe traumatic brain injury"
+    ("head injury", "traumatic brain injury"),
+    ("death", "mortality"),
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over
 # "Neonatal pyridoxine responsive convulsions due to isoniazid therapy"); used as LAY_NAMES are.

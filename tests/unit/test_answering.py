@@ -328,6 +328,24 @@ def test_a_condition_is_covered_by_its_other_name() -> None:
     assert notes == ["read 'flu' as 'Influenza', another name of the same condition"]
 
 
+def test_death_and_a_head_injury_are_covered_by_mortality_and_a_traumatic_brain_injury() -> None:
+    """ "Does base deficit predict death after head injury?" abstained, "not covered: death; head injury", over
+    the study "Base deficit ... predict mortality in patients with severe traumatic brain injury"."""
+    df = _df("base deficit", "mortality", "traumatic brain injury", "death", n_other=20)
+    concepts = key_concepts("Does base deficit predict death after head injury?", df, 0.1, 0.2, 0.2)
+    title = "Is base deficit a predictor of mortality in patients with severe traumatic brain injury?"
+    assert [c.text for c in concepts if covers(c, _doc("", title))] == [
+        "base deficit",
+        "death",
+        "head injury",
+    ]
+    assert not any(covers(c, _doc("", "Hip fractures in older women.")) for c in concepts)
+    assert search_names("Does base deficit predict death after head injury?") == [
+        "traumatic brain injury",
+        "mortality",
+    ]
+
+
 def test_a_group_of_people_and_an_older_condition_name_are_covered_by_their_other_names() -> None:
     """`biocite ask "Can isoniazid cause seizures in newborns?"` (2026-12-02) said "not covered: newborns" over
     "Neonatal pyridoxine responsive convulsions due to isoniazid therapy", then "not covered: seizures"."""
