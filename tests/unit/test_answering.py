@@ -213,10 +213,8 @@ def test_what_about_x_read_as_another_outcome_asks_x_at_the_outcome_bar() -> Non
 @pytest.mark.parametrize(
     ("context", "replaces_outcome"),
     [
-        (
-            "Does vitamin D prevent falls in older people?",
-            True,
-        ),  # "What about fractures?": people, no disease
+        # "What about fractures?": the setting names people, no disease
+        ("Does vitamin D prevent falls in older people?", True),
         ("Does aspirin prevent myocardial infarction?", True),  # "What about stroke?"
         ("Does obesity increase the risk of breast cancer?", True),  # a disease as the entity is no condition
         ("Does metformin lower HbA1c in type 2 diabetes?", False),  # "What about gestational diabetes?"
