@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from biocite.agent.coverage import DocumentFrequencies
+from biocite.agent.coverage import DocumentFrequencies, without_time
 from biocite.agent.evidence import content_terms
 from biocite.errors import InputError
 from biocite.records import PMID_REFERENCE
@@ -101,8 +101,9 @@ def reads_as_follow_up(question: str, df: DocumentFrequencies) -> bool:
     """A question like "What about in children?", "Is it safe?" or "What were the adverse events?": it refers
     back (a pronoun, an elliptical opening, or a definite phrase it asks of alone) and has nothing of its own to
     search for (at most 3 content terms, none rare in the index). Asked with no earlier question, it would be
-    answered from whatever "children" retrieves."""
-    terms = content_terms(question)
+    answered from whatever "children" retrieves. A time horizon is nothing of its own ("How about in the long
+    run?")."""
+    terms = content_terms(without_time(question))
     refers_back = any(p.search(question) for p in (_FOLLOW_UP_OPENING, PRONOUNS, _ASKS_OF_THE))
     generic = all(df.share(t) >= OWN_TERM_SHARE and df.counts.get(t, 0) >= OWN_TERM_DOCS for t in terms)
     return refers_back and len(terms) <= 3 and generic

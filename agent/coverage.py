@@ -277,7 +277,7 @@ CONDITION_NOUNS = frozenset(
     sepsis obesity depression dementia ulcer ulcers pneumonia infarction lesions deficiency insufficiency
     dysfunction hernia palsy abscess aneurysm arrhythmia fibrillation pain schizophrenia autism epilepsy
     migraine eczema acne gout malaria influenza hemorrhage haemorrhage seizures leukemia leukaemia anemia
-    anaemia copd ckd aki ards adhd ptsd ocd gerd gord ibd ibs sle nafld nash masld hiv uti utis dvt chf osa pcos
+    anaemia trauma attack attacks copd ckd aki ards adhd ptsd ocd gerd gord ibd ibs sle nafld nash masld hiv uti utis dvt chf osa pcos
     bph crps gdm t2dm t1dm hcc nsclc sclc cll aml cml""".split()
 )
 # The pending roles a preposition does not replace when no chunk came between: "decrease in | mortality" still
@@ -501,7 +501,7 @@ OTHER_NAMES = other_names.DRUGS + [
 ]
 SYNONYMS = synonyms(PLAIN_NAMES + OTHER_NAMES)
 
-Role = Literal["", "outcome", "setting", "subject"]
+Role = Literal["", "outcome", "setting", "subject", "time"]
 CUT_WORDS = (GENERIC, ASPECTS, VERBS, CONVERSATIONAL, QUANTITIES_AND_FORMS)  # a chunk ends at any of these
 
 
@@ -527,7 +527,8 @@ class Concept:
 
     @property
     def outcome(self) -> bool:
-        return self.role == "outcome"
+        """Asked like an outcome: covered by all of its terms, ranked after the key concepts (so is a time)."""
+        return self.role in ("outcome", "time")
 
     @property
     def label(self) -> str:
@@ -960,6 +961,8 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
     Requiring only the rarest term of a key concept, subject or setting keeps the distinguishing word
     ("gestational" of "gestational diabetes", the drug of a drug class) while tolerating the question's own
     wording of the rest."""
+    if concept.role == "time":
+        return _names_time(concept, terms)
     initials = concept.initials()
     if initials and initials in terms.words:
         return True
@@ -1180,10 +1183,53 @@ class Coverage:
 
 def aspect(concept: Concept) -> str:
     """What a concept asks about, by its place in the question: the outcome, the population or condition (also
-    a disease or people named where the entity stands: "What about | pregnant women?"), or the entity."""
-    if concept.place == "outcome":
-        return "outcome"
+    a disease or people named where the entity stands: "What about | pregnant women?"), the time horizon, or
+    the entity."""
+    if concept.place in ("outcome", "time"):
+        return concept.place
     return "setting" if concept.place == "setting" or names_disease_or_people(concept.words) else "entity"
+
+
+# A time horizon ("the long term", "after 5 years", "at one year"): a follow-up that names one asks the question
+# before it again over that time ("What about the long term?" after "Does metformin reduce HbA1c in type 2
+# diabetes?"). Before, the aspect model read "long term" as another outcome (P 0.54) and HbA1c was dropped;
+# "in the long term" stood as the setting and replaced "older adults".
+_COUNTS = {
+    word: str(n)
+    for n, word in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)
+} | {"eighteen": "18", "twenty": "20", "first": "1st", "second": "2nd", "third": "3rd"}
+TIME_HORIZON = re.compile(
+    rf"\b(?P<horizon>(?:long|longer|short|shorter|medium|mid)[\s-]+(?:term|run)"
+    rf"|(?:\d+|{'|'.join(_COUNTS)})[\s-]+(?:years?|months?|weeks?|days?))\b"
+    r"(?:[\s-]+follow[\s-]*ups?\b)?",  # "long-term follow-up": no entity "follow-up" is left
+    re.IGNORECASE,
+)
+
+
+def time_horizon(text: str) -> Concept | None:
+    """The time horizon the text names, as a concept covered by its words as one phrase ("long term": "long-term",
+    "5 years": "5-year"; not "five years", nor any abstract with "long" and "term"); None if it names none."""
+    found = TIME_HORIZON.search(text)
+    if found is None:
+        return None
+    words = re.findall(r"[a-z0-9]+", found.group("horizon").casefold())
+    return Concept(" ".join(words), [" ".join(words)], words, role="time", place="time")
+
+
+def _names_time(concept: Concept, terms: DocumentTerms) -> bool:
+    """The abstract names the time horizon: its words as a phrase, a count as a word or a digit ("one year":
+    "1-year"), a unit in either number ("12 months": "12-month")."""
+    count, *rest = concept.words
+    unit = rest[-1].removesuffix("s") if rest else ""
+    if unit not in ("year", "month", "week", "day"):
+        return f" {' '.join(concept.words)} " in terms.flat
+    counts = {count, _COUNTS.get(count, count)} | {w for w, d in _COUNTS.items() if d == count}
+    return bool(re.search(rf" (?:{'|'.join(map(re.escape, counts))}) {unit}s? ", terms.flat))
+
+
+def without_time(text: str) -> str:
+    """The text without its time horizon ("What about children in the ?" of "... in the long term?")."""
+    return TIME_HORIZON.sub("", text)
 
 
 def disease_replaces_outcome(context: list[Concept]) -> bool:
@@ -1303,13 +1349,20 @@ def evidence_caveats(question: str, cited: list[Document], concepts: Sequence[Co
     unless the question asks about animals ("Does edaravone protect the ovaries of rats ...?"); and each asked
     group of people, and the asked outcome, that the cited abstracts name only in their MeSH headings
     (`named_only_in_headings`: "Are statins associated with an increased risk of diabetes?" was answered from a
-    statins-in-stroke study whose only "diabetes" is the heading "Diabetes Mellitus", a comorbidity)."""
+    statins-in-stroke study whose only "diabetes" is the heading "Diabetes Mellitus", a comorbidity), and so
+    each disease asked in."""
     caveats = []
     if cited and not mentions_animals(question):
         if all(studied_in_animals(f"{d.title} {d.abstract}", d.mesh) for d in cited):
             caveats.append(ANIMALS_ONLY)
-    asked = [c for c in concepts if names_people(c.words) or c.place == "outcome"]
+    asked = [c for c in concepts if names_people(c.words) or c.place == "outcome" or _disease_setting(c)]
     return caveats + [note for c in asked if (note := named_only_in_headings(c, cited))]
+
+
+def _disease_setting(concept: Concept) -> bool:
+    """A disease the question asks in ("after | a heart attack"): a statins-in-stroke study has the heading
+    "Myocardial Infarction" (a comorbidity) and no word of it in its text."""
+    return concept.place == "setting" and names_disease(concept.words)
 
 
 def named_only_in_headings(concept: Concept, cited: list[Document]) -> str | None:

@@ -66,7 +66,9 @@ from biocite.agent.coverage import (
     outcome_parts,
     passing_labels,
     respelling_notes,
+    time_horizon,
     uncited_concepts,
+    without_time,
 )
 from biocite.agent.evidence import (
     ANSWER_BEARING,
@@ -378,7 +380,9 @@ class Agent:
                 notes.append(f"follow-up rewriting failed ({type(exc).__name__}); heuristic used")
         if refers_back:
             context = last.standalone
-            if ASKS_AGAIN_ABOUT.match(question) and (whole := whole_question(context)) != context:
+            # (a time horizon asks the last question again over that time, children and all)
+            again = ASKS_AGAIN_ABOUT.match(question) and time_horizon(question) is None
+            if again and (whole := whole_question(context)) != context:
                 # after "And in children?", "What about pregnant women?" replaces the children, not adds to them
                 notes.append(f"asks the last whole question again, without the follow-up {last.question!r}")
                 context = whole
@@ -1090,6 +1094,10 @@ class Agent:
         carried = self.question_concepts(context) if context else []
         asks_again = bool(context and ASKS_AGAIN_ABOUT.match(own))
         harms = asks_of_harms(own)
+        # "What about the long term?", "And at one year?": the question before, asked again over that time
+        when = time_horizon(own) if context and not harms else None
+        if when is not None:
+            own, asks_again = without_time(own), True
         # "What about mortality?": the words after "What about" are what the follow-up asks of, a concept however
         # common (the bars keep a question's template words out; the follow-up has none but them). Not of harms:
         # "adverse events" would be "events".
@@ -1105,9 +1113,15 @@ class Agent:
         )
         if not context:
             return concepts
+        if when is not None and not concepts:
+            return [when, *carried]
         refers_back = bool(PRONOUNS.search(own))
-        return concepts + carried_concepts(
-            concepts, carried, asks_again=asks_again, refers_back=refers_back, asks_of_harms=harms
+        return (
+            ([when] if when else [])
+            + concepts
+            + carried_concepts(
+                concepts, carried, asks_again=asks_again, refers_back=refers_back, asks_of_harms=harms
+            )
         )
 
     def asks_of_another_outcome(self, own: str, context: list[Concept]) -> bool:
@@ -1133,6 +1147,9 @@ class Agent:
         or another outcome (yes/no, not the factoid its "What" reads as). "How about the side effects?" asks which
         harms: its own type."""
         own, context = split_follow_up(standalone)
+        rest = without_time(own)
+        if context and rest != own and not asks_of_harms(own) and not self.question_concepts(rest):
+            return self.asked_type(context)  # "And at one year?": the question before, over a time
         if context and ASKS_AGAIN_ABOUT.match(own) and not asks_of_harms(own):
             if self.asks_of_another_outcome(own, self.question_concepts(context)) or any(
                 aspect(c) == "setting" for c in self.question_concepts(own)

@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 from sklearn.metrics import balanced_accuracy_score  # noqa: E402
 
 from biocite.agent.aspects import labelled_phrases, train_aspects  # noqa: E402
-from biocite.agent.graph import Agent  # noqa: E402
+from biocite.agent.graph import CONTEXT_OPEN, Agent  # noqa: E402
 from biocite.embedder import Embedder  # noqa: E402
 from biocite.index.hybrid import open_retriever  # noqa: E402
 from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
@@ -74,6 +74,7 @@ def main() -> None:
     ]
     print("  misread: " + ", ".join(wrong))
     diseases()
+    time_horizons()
 
 
 def diseases() -> None:
@@ -100,6 +101,33 @@ def diseases() -> None:
             f"{c['phrase']} ({c['replaces']})" for r, c in zip(read, rows, strict=True) if r != c["replaces"]
         ]
         print("  misread: " + ", ".join(wrong))
+
+
+def time_horizons() -> None:
+    """A time horizon after "What about" ("the long term", "after 5 years"), set 5: the follow-up must ask the
+    whole question before it again, over that time: every concept of the question before is still asked, the
+    time is asked, and the type is the type of the question before (a yes/no stays yes/no)."""
+    settings = load_settings()
+    agent = Agent(settings, retriever=open_retriever(settings))
+    rows = [c for c in json.loads(CASES.read_text())["cases"] if c["set"] == 5]
+    right, wrong = 0, []
+    for c in rows:
+        standalone = f"{c['follow_up']}{CONTEXT_OPEN}{c['context']})"
+        concepts = agent.question_concepts(standalone)
+        asked = {k.label.casefold() for k in concepts}
+        before = {k.label.casefold() for k in agent.question_concepts(c["context"])}
+        kept = before <= asked
+        timed = any(k.role == "time" and k.text in c["phrase"].replace("-", " ") for k in concepts)
+        typed = agent.asked_type(standalone) == agent.asked_type(c["context"])
+        right += kept and timed and typed
+        if not (kept and timed and typed):
+            lost = ", ".join(sorted(before - asked)) or "-"
+            wrong.append(f"{c['phrase']} (dropped: {lost}; time asked: {timed}; same type: {typed})")
+    print(
+        f"time horizons, set 5 ({len(rows)} hand-written): the whole question asked again over the time "
+        f"{right}/{len(rows)} = {right / len(rows):.3f}"
+    )
+    print("  misread: " + "; ".join(wrong))
 
 
 if __name__ == "__main__":

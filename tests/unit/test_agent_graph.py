@@ -229,6 +229,21 @@ def test_what_about_after_a_follow_up_asks_the_whole_question_again_of_something
     assert aspect.question_type == "open" and aspect.verdict is None
 
 
+def test_a_time_horizon_asks_the_last_question_again_over_that_time() -> None:
+    """ "What about the long term?" after "Does metformin reduce HbA1c in type 2 diabetes?" read "long term" as another
+    outcome and dropped HbA1c; "in the long term" replaced the population. A time horizon replaces nothing: after
+    "And in children?" it asks of metformin and body weight in children, over the long term, still yes/no, and
+    says that no abstract speaks of the long term."""
+    agent = agent_with_rare_words()
+    agent.ask(QUESTION, mode="extractive", thread_id="t")
+    agent.ask("And in children?", mode="extractive", thread_id="t")
+    later = agent.ask("What about the long term?", mode="extractive", thread_id="t")
+    assert later.trace.queries[0] == f"What about the long term? (And in children? ({QUESTION}))"
+    keys = "key concepts: long term (time); children; metformin (subject); body weight (outcome)"
+    assert keys in " ".join(later.trace.notes), later.trace.notes
+    assert later.question_type == "yes/no" and "long term" in later.not_covered
+
+
 def agent_with_rare_words() -> Agent:
     """An agent on the fake abstracts counted among 1,000 others: their words are rare, not absent."""
     agent = Agent(agent_settings(), retriever=FakeRetriever(), checkpointer=make_checkpointer())

@@ -29,6 +29,7 @@ from biocite.agent.coverage import (
     read_as,
     respelling_notes,
     specificity,
+    time_horizon,
     uncited_concepts,
 )
 from biocite.agent.evidence import ScoredSentence, content_terms, covering_picks, lexical_overlap
@@ -220,6 +221,7 @@ def test_what_about_x_read_as_another_outcome_asks_x_at_the_outcome_bar() -> Non
         ("Does metformin lower HbA1c in type 2 diabetes?", False),  # "What about gestational diabetes?"
         ("Is atropine needed with ketamine sedation?", False),  # no outcome: a condition, added
         ("Does rehabilitation improve exercise capacity in COPD?", False),  # a disease by its abbreviation
+        ("Does tranexamic acid reduce mortality in trauma?", False),  # "What about postpartum haemorrhage?"
     ],
 )
 def test_a_disease_after_what_about_replaces_the_condition_named_before_else_the_outcome(
@@ -228,9 +230,50 @@ def test_a_disease_after_what_about_replaces_the_condition_named_before_else_the
     """Before, a disease after "What about" was always the condition: "What about fractures?" after a question on
     vitamin D and falls in older people asked of falls in fractures, and quoted vitamin K and vitamin C trials."""
     words = "vitamin falls older people aspirin myocardial infarction obesity breast cancer metformin hba1c type 2"
-    df = _df(words + " diabetes atropine ketamine sedation rehabilitation exercise capacity copd")
+    df = _df(
+        words + " diabetes atropine ketamine sedation rehabilitation exercise capacity copd tranexamic trauma"
+    )
     concepts = key_concepts(context, df, 0.03, 0.5, 0.5, 0.5)
     assert disease_replaces_outcome(concepts) is replaces_outcome
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "horizon", "abstract", "covered"),
+    [
+        ("What about the long term?", "long term", "Long-term HbA1c fell.", True),
+        ("What about the long term?", "long term", "A long trial; short-term HbA1c fell.", False),
+        ("And at one year?", "one year", "HbA1c fell in 1-year follow-up.", True),
+        ("What about after 5 years?", "5 years", "Five years later HbA1c was lower.", True),
+        ("What about at 12 months?", "12 months", "At 12-month follow-up HbA1c was lower.", True),
+        ("What about at 12 months?", "12 months", "At 2 months HbA1c was lower.", False),
+        ("What about long-term follow-up?", "long term", "Over the long term HbA1c was lower.", True),
+    ],
+)
+def test_a_time_horizon_is_covered_by_its_words_as_one_phrase(
+    follow_up: str, horizon: str, abstract: str, covered: bool
+) -> None:
+    """Not by "long" and "term" anywhere in the abstract; a count as a word or digits, a unit in either number."""
+    concept = time_horizon(follow_up)
+    assert concept is not None and (concept.text, concept.role) == (horizon, "time")
+    assert covers(concept, DocumentTerms(abstract)) is covered
+
+
+def test_a_disease_asked_in_named_only_in_the_mesh_headings_is_a_caveat() -> None:
+    """ "Do statins reduce deaths after a heart attack?" leaned yes from a statins-in-stroke study whose only
+    heart attack is the heading "Myocardial Infarction" (a comorbidity)."""
+    question = "Do statins reduce deaths after a heart attack?"
+    concepts = key_concepts(question, _df("statins deaths heart attack"), 0.03, 0.5, 0.5, 0.5)
+    assert [(c.text, c.place) for c in concepts][-1] == ("heart attack", "setting")
+    stroke = Document(
+        pmid="11340218",
+        title="",
+        abstract="Stroke patients on statin treatment were compared with referent patients not on statins.",
+        mesh=["Myocardial Infarction", "Stroke"],
+    )
+    assert evidence_caveats(question, [stroke], concepts) == [
+        "the cited abstracts name heart attack only in their MeSH headings (PMID 11340218: Myocardial "
+        "Infarction), not in their text"
+    ]
 
 
 def test_the_aspect_model_learns_from_each_questions_asked_entity_and_outcome() -> None:

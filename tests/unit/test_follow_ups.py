@@ -39,7 +39,7 @@ def data_questions() -> list[str]:
     ["What about in children?", "Is it safe?", "Does it work in children?", "And in adults?",
      "How about side effects?", "Is this safe during pregnancy?", "Does it reduce mortality?",
      "What were the adverse events?", "What was the dose?", "What is the prognosis?",
-     "How long was the follow-up?"],
+     "How long was the follow-up?", "What about the long term?", "And at one year?", "How about in the long run?"],
 )  # fmt: skip
 def test_a_question_with_nothing_of_its_own_reads_as_a_follow_up(question: str) -> None:
     assert reads_as_follow_up(question, corpus_frequencies())
