@@ -1355,14 +1355,21 @@ def evidence_caveats(question: str, cited: list[Document], concepts: Sequence[Co
     if cited and not mentions_animals(question):
         if all(studied_in_animals(f"{d.title} {d.abstract}", d.mesh) for d in cited):
             caveats.append(ANIMALS_ONLY)
-    asked = [c for c in concepts if names_people(c.words) or c.place == "outcome" or _disease_setting(c)]
+    asked = [
+        c for c in concepts if names_people(c.words) or c.place == "outcome" or _disease_unnamed(c, cited)
+    ]
     return caveats + [note for c in asked if (note := named_only_in_headings(c, cited))]
 
 
-def _disease_setting(concept: Concept) -> bool:
-    """A disease the question asks in ("after | a heart attack"): a statins-in-stroke study has the heading
-    "Myocardial Infarction" (a comorbidity) and no word of it in its text."""
-    return concept.place == "setting" and names_disease(concept.words)
+def _disease_unnamed(concept: Concept, cited: list[Document]) -> bool:
+    """A disease the question asks in ("after | a heart attack") no word of which is in the cited abstracts' titles
+    or text: a statins-in-stroke study has only the heading "Myocardial Infarction" (a comorbidity). Not one the
+    text names otherwise ("type 2 diabetes" for "diabetes mellitus", "HBeAg-negative CHB" for "e-antigen negative
+    chronic hepatitis B"): the coverage check reads them by their rarest word, the reader by all of them."""
+    if concept.place != "setting" or not names_disease(concept.words):
+        return False
+    stems = {s for w in concept.words for s in tokenize(w, stem=True)}
+    return not any(stems & DocumentTerms(f"{d.title} {d.abstract}").stems for d in cited)
 
 
 def named_only_in_headings(concept: Concept, cited: list[Document]) -> str | None:

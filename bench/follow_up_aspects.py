@@ -9,8 +9,9 @@ question, K-QA questions, BioGen topics):
 
 And the agent's reading of a disease after "What about" (`Agent.asks_of_another_outcome`: it replaces the asked
 outcome or the condition, by the question before it) on sets 3 (27 cases, the rule designed on them) and 4 (20
-cases, written before the rule was run on them), against the reading before (always the condition). It needs the
-demo index (`make demo`): the question before is read with the index's document frequencies.
+cases, written before the rule was run on them), against the reading before (always the condition). And of a time
+horizon after "What about" (`coverage.time_horizon`: the question before asked again over that time) on set 5 (16
+cases). It needs the demo index (`make demo`): the question before is read with the index's document frequencies.
 
     python bench/follow_up_aspects.py
 """

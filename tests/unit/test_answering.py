@@ -274,6 +274,18 @@ def test_a_disease_asked_in_named_only_in_the_mesh_headings_is_a_caveat() -> Non
         "the cited abstracts name heart attack only in their MeSH headings (PMID 11340218: Myocardial "
         "Infarction), not in their text"
     ]
+    # a disease the text names otherwise ("type 2 diabetes") is no such caveat, whatever its headings
+    question = "Does gastric bypass work in diabetes mellitus?"
+    df = _df("gastric bypass diabetes mellitus", *["diabetes"] * 3)  # "mellitus" its rarest word
+    concepts = key_concepts(question, df, 0.03, 0.5, 0.5, 0.5)
+    bypass = Document(
+        pmid="20011163",
+        title="",
+        abstract="Gastric bypass is emerging as an option in obese patients with type 2 diabetes.",
+        mesh=["Diabetes Mellitus, Type 2", "Gastric Bypass"],
+    )
+    assert (concepts[-1].text, concepts[-1].place) == ("diabetes mellitus", "setting")
+    assert evidence_caveats(question, [bypass], concepts) == []
 
 
 def test_the_aspect_model_learns_from_each_questions_asked_entity_and_outcome() -> None:
