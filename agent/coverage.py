@@ -33,7 +33,7 @@ name no setting (bench/agent_expert_roles.py reads the K-QA and BioGen questions
 
 A concept is covered by an abstract (title, text and MeSH headings) when its rarest specific term occurs there (stems, as
 BM25 sees them; compounds as phrases), or when its initials do ("chronic obstructive pulmonary disease" ->
-"COPD"), or when the abbreviation the question defines for it in parentheses does, or the words it stands
+"COPD"; not a statistic's, "CI" of "caffeine intake"), or when the abbreviation the question defines for it in parentheses does, or the words it stands
 for ("type 2 diabetes mellitus (T2DM)": either name; `defined_abbreviations`, Schwartz and Hearst's test);
 an outcome concept when all of its terms occur: the asked outcome is the whole phrase, and "muscle pain" is
 not "abdominal pain" (a fluvastatin liver-injury abstract answered "Do statins cause muscle pain?") nor
@@ -953,6 +953,12 @@ class DocumentTerms:
         return abbreviation.casefold() in self._initials
 
 
+# The abbreviations of statistics nearly every abstract of results writes ("95% CI", "OR 1.4"): never a concept's
+# initials. "caffeine intake" had been covered by "CI" in a folate study, which answered "Does caffeine intake during
+# pregnancy cause low birth weight?" with "yes". A concept these stand for is spelt out where it is studied.
+STATISTICS = frozenset("CI OR HR RR SD SE SEM IQR AUC AOR ROC".split())
+
+
 def covers(concept: Concept, terms: DocumentTerms) -> bool:
     """The concept's rarest term (a compound as a phrase) is in the abstract, or its initials are, or the
     rarest term is a typo and the abstract has one of its respellings; for an asked outcome, its other
@@ -964,7 +970,7 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
     if concept.role == "time":
         return _names_time(concept, terms)
     initials = concept.initials()
-    if initials and initials in terms.words:
+    if initials and initials in terms.words and initials not in STATISTICS:
         return True
     if concept.abbreviation and (
         concept.abbreviation in terms.stems or f" {concept.long_form} " in terms.stem_flat

@@ -451,6 +451,20 @@ def test_initials_cover_a_spelt_out_concept() -> None:
     assert covers(concept, _doc("", "Patients with COPD died earlier."))
 
 
+def test_a_statistics_abbreviation_is_no_concepts_initials() -> None:
+    """ "Does caffeine intake during pregnancy cause low birth weight?" was answered "yes" from a folate study that
+    never mentions caffeine: "caffeine intake" was covered by its "95% CI"."""
+    df = _df("caffeine intake pregnancy", "critically ill")
+    caffeine = key_concepts("Does caffeine intake during pregnancy cause low birth weight?", df, 0.03)[0]
+    assert caffeine.text == "caffeine intake"
+    folate = "Low folate intake raised the risk of low birth weight (AOR: 8.3; 95% CI: 1.8, 38.6)."
+    assert not covers(caffeine, _doc("", folate))
+    ill = key_concepts("Is meropenem dosing different in critically ill patients?", df, 0.03)[-1]
+    assert ill.text == "critically ill" and not covers(
+        ill, _doc("", "Mortality was lower (OR 0.8, 95% CI 0.6-1.0).")
+    )
+
+
 def test_an_abbreviation_is_covered_by_its_spelt_out_form() -> None:
     concept = key_concepts("Can interventions increase mammography use among HMO women?", _df("x"), 0.03)[-1]
     assert concept.text == "HMO women"
