@@ -230,10 +230,23 @@ ASSOCIATION_LINKS = {
 }
 
 
+# "an association between A and | B": B is the outcome, as after "associated with". "Is there an association
+# between sleep duration and obesity in children?" had no concept "obesity", and a study of sex differences in
+# sleep answered it "leaning yes".
+ASSOCIATION_NOUNS = frozenset(
+    "association associations link links relationship relationships relation relations correlation connection".split()
+)
+
+
 def _names_association(words: list[str], i: int) -> bool:
     """Whether words[i] opens an association whose object follows: "associated with", "risk factor for"."""
     links = ASSOCIATION_LINKS.get(words[i].casefold(), set())
     return i + 1 < len(words) and words[i + 1].casefold() in links
+
+
+def _opens_association_between(words: list[str], i: int) -> bool:
+    """Whether words[i] is the "between" of "an association between A and B"."""
+    return words[i].casefold() == "between" and i > 0 and words[i - 1].casefold() in ASSOCIATION_NOUNS
 
 
 # "Does smoking make | psoriasis | worse?": the causative names its outcome as an outcome verb does ("worsen").
@@ -696,6 +709,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
     opened_by = ""  # the preposition the pending setting came from
     for_chunks: set[int] = set()  # the chunks after "for": settings only when they name a disease or people
     subject_seen = False
+    between = False  # after "an association between": its "and" opens the outcome
     opening = True  # the word opens the question or a sentence of it
     words_in_order = designators.merge(_question_words(question))  # "type 2", "stage III": one token
     for i, word in enumerate(words_in_order):
@@ -729,13 +743,15 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             chunks.append(([], pending))
             continue
         if cut or (pending == "setting" and not words and stem in SETTING_FRAMES):
+            between = between or _opens_association_between(words_in_order, i)
             if (
                 stem in OUTCOME_VERBS
                 or low in EFFECT_VERBS
                 or _names_association(words_in_order, i)
                 or _names_causative(words_in_order, i)
+                or (between and low == "and" and words)
             ):
-                pending = "outcome"
+                pending, between = "outcome", between and not (low == "and" and words)
             elif low in SETTING_PREPOSITIONS and (words or pending not in _GOES_ON.get(low, {"outcome"})):
                 pending, opened_by = "setting", low
             elif low in QUESTION_OPENERS and at_opening and not subject_seen and (words or not pending):

@@ -451,6 +451,22 @@ def test_initials_cover_a_spelt_out_concept() -> None:
     assert covers(concept, _doc("", "Patients with COPD died earlier."))
 
 
+def test_the_second_of_an_association_between_two_things_is_the_asked_outcome() -> None:
+    """ "Is there an association between sleep duration and obesity in children?" had no concept "obesity" (in 1 %
+    of the abstracts, above the key-concept bar), and a study of sex differences in sleep answered it."""
+    df = _df("sleep duration obesity children", n_other=20)
+    question = "Is there an association between sleep duration and obesity in children?"
+    concepts = key_concepts(question, df, 0.001, 0.2, 0.2, 0.2)
+    assert [(c.text, c.place) for c in concepts] == [
+        ("sleep duration", "subject"),
+        ("obesity", "outcome"),
+        ("children", "setting"),
+    ]
+    # with no association before it, "and" opens no outcome
+    plain = key_concepts("Are sleep duration and obesity common in children?", df, 0.001, 0.2, 0.2, 0.2)
+    assert [c.place for c in plain if c.text == "obesity"] in ([], [""])
+
+
 def test_a_statistics_abbreviation_is_no_concepts_initials() -> None:
     """ "Does caffeine intake during pregnancy cause low birth weight?" was answered "yes" from a folate study that
     never mentions caffeine: "caffeine intake" was covered by its "95% CI"."""
