@@ -33,8 +33,10 @@ name no setting (bench/agent_expert_roles.py reads the K-QA and BioGen questions
 
 A concept is covered by an abstract (title, text and MeSH headings) when its rarest specific term occurs there (stems, as
 BM25 sees them; compounds as phrases), or when its initials do ("chronic obstructive pulmonary disease" ->
-"COPD"; not a statistic's, "CI" of "caffeine intake"), or when the abbreviation the question defines for it in parentheses does, or the words it stands
-for ("type 2 diabetes mellitus (T2DM)": either name; `defined_abbreviations`, Schwartz and Hearst's test);
+"COPD"; not those of statistics: "CI" is no "caffeine intake"), or when the abbreviation the question defines
+for it in parentheses does, or the words it stands for ("type 2 diabetes mellitus (T2DM)": either name;
+`defined_abbreviations`, Schwartz and Hearst's test); a time horizon of a follow-up ("long term") when its words
+are there as one phrase;
 an outcome concept when all of its terms occur: the asked outcome is the whole phrase, and "muscle pain" is
 not "abdominal pain" (a fluvastatin liver-injury abstract answered "Do statins cause muscle pain?") nor
 "muscle fibres". An organ's Latin adjective and its English name are one term ("hepatic fibrosis" is
@@ -290,8 +292,8 @@ CONDITION_NOUNS = frozenset(
     sepsis obesity depression dementia ulcer ulcers pneumonia infarction lesions deficiency insufficiency
     dysfunction hernia palsy abscess aneurysm arrhythmia fibrillation pain schizophrenia autism epilepsy
     migraine eczema acne gout malaria influenza hemorrhage haemorrhage seizures leukemia leukaemia anemia
-    anaemia trauma attack attacks copd ckd aki ards adhd ptsd ocd gerd gord ibd ibs sle nafld nash masld hiv uti utis dvt chf osa pcos
-    bph crps gdm t2dm t1dm hcc nsclc sclc cll aml cml""".split()
+    anaemia trauma attack attacks copd ckd aki ards adhd ptsd ocd gerd gord ibd ibs sle nafld nash masld hiv uti
+    utis dvt chf osa pcos bph crps gdm t2dm t1dm hcc nsclc sclc cll aml cml""".split()
 )
 # The pending roles a preposition does not replace when no chunk came between: "decrease in | mortality" still
 # names the outcome, "Does pretreatment with | statins" and "Is there a role for | leukocyte counts" the subject
@@ -744,14 +746,16 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             continue
         if cut or (pending == "setting" and not words and stem in SETTING_FRAMES):
             between = between or _opens_association_between(words_in_order, i)
+            second = between and low == "and" and bool(words)  # "between A and | B"
+            between = between and not second
             if (
                 stem in OUTCOME_VERBS
                 or low in EFFECT_VERBS
                 or _names_association(words_in_order, i)
                 or _names_causative(words_in_order, i)
-                or (between and low == "and" and words)
+                or second
             ):
-                pending, between = "outcome", between and not (low == "and" and words)
+                pending = "outcome"
             elif low in SETTING_PREPOSITIONS and (words or pending not in _GOES_ON.get(low, {"outcome"})):
                 pending, opened_by = "setting", low
             elif low in QUESTION_OPENERS and at_opening and not subject_seen and (words or not pending):

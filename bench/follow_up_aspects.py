@@ -27,10 +27,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import json  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+from unittest import mock  # noqa: E402
 
 import numpy as np  # noqa: E402
 from sklearn.metrics import balanced_accuracy_score  # noqa: E402
 
+from biocite.agent import graph  # noqa: E402
 from biocite.agent.aspects import labelled_phrases, train_aspects  # noqa: E402
 from biocite.agent.graph import CONTEXT_OPEN, Agent  # noqa: E402
 from biocite.embedder import Embedder  # noqa: E402
@@ -111,6 +113,20 @@ def time_horizons() -> None:
     settings = load_settings()
     agent = Agent(settings, retriever=open_retriever(settings))
     rows = [c for c in json.loads(CASES.read_text())["cases"] if c["set"] == 5]
+    right, wrong = _read_time_horizons(agent, rows)
+    # the reading before: the time read as any other words after "What about" (the rule switched off)
+    with mock.patch.multiple(graph, time_horizon=lambda text: None, without_time=lambda text: text):
+        before, _ = _read_time_horizons(agent, rows)
+    print(
+        f"time horizons, set 5 ({len(rows)} hand-written): the whole question asked again over the time "
+        f"{right}/{len(rows)} = {right / len(rows):.3f}, the reading before {before}/{len(rows)} = "
+        f"{before / len(rows):.3f}"
+    )
+    print("  misread: " + "; ".join(wrong))
+
+
+def _read_time_horizons(agent: Agent, rows: list[dict]) -> tuple[int, list[str]]:
+    """How many follow-ups ask the question before them again over their time, and how the others were read."""
     right, wrong = 0, []
     for c in rows:
         standalone = f"{c['follow_up']}{CONTEXT_OPEN}{c['context']})"
@@ -124,11 +140,7 @@ def time_horizons() -> None:
         if not (kept and timed and typed):
             lost = ", ".join(sorted(before - asked)) or "-"
             wrong.append(f"{c['phrase']} (dropped: {lost}; time asked: {timed}; same type: {typed})")
-    print(
-        f"time horizons, set 5 ({len(rows)} hand-written): the whole question asked again over the time "
-        f"{right}/{len(rows)} = {right / len(rows):.3f}"
-    )
-    print("  misread: " + "; ".join(wrong))
+    return right, wrong
 
 
 if __name__ == "__main__":
