@@ -377,6 +377,8 @@ SENTENCE_STOPS = frozenset([".", "?", "!", ":", ";", "--", "\u2014"])
 # its parts otherwise ("long-term"), as biocite.tokenize cuts them for the index.
 _WORD_OR_STOP = re.compile(r"[^\W_]+(?:[-/][^\W_]+)*|[.?!:;\u2014]|--", re.UNICODE)
 _SEPARATOR = re.compile(r"[-/]")
+# A measurement is a number too: "My child has a fever of 39C ..." abstained, "no indexed abstract mentions '39C'".
+_MEASUREMENT = re.compile(r"\d+(?:[.,]\d+)?(?:°?[cf]|mg|mcg|µg|ug|g|kg|ml|l|mmhg|mm|cm|iu|mmol|h|hrs?|min)")
 # The ending of a contraction or a possessive: "Can't you ..." made "t" the entity asked about.
 _CONTRACTION = re.compile(r"['\u2019](?:t|s|d|m|ll|re|ve)\b", re.IGNORECASE)
 _LETTERS = string.ascii_lowercase + string.digits
@@ -725,7 +727,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             words[-1] = f"{words[-1]} {word}"
             continue
         # numbers are not concepts, nor are number compounds ("19-9"; "fourteen years" is not either, but is rare)
-        if _SEPARATOR.sub("", low).isdigit():
+        if _SEPARATOR.sub("", low).isdigit() or _MEASUREMENT.fullmatch(low):
             continue
         if low.endswith(TOXIC) and len(low) > len(TOXIC):  # "Is X cardiotoxic?": the outcome, alone
             chunks.extend([([word], "outcome"), ([], "")])

@@ -467,6 +467,22 @@ def test_the_second_of_an_association_between_two_things_is_the_asked_outcome() 
     assert [c.place for c in plain if c.text == "obesity"] in ([], [""])
 
 
+def test_a_measurement_is_no_concept() -> None:
+    """ "My child has a fever of 39C, should I give ibuprofen or paracetamol?" abstained: "no indexed abstract
+    mentions '39C'"."""
+    df = _df("ibuprofen paracetamol fever")
+    question = "My child has a fever of 39C, should I give ibuprofen or paracetamol?"
+    assert [c.text for c in key_concepts(question, df, 0.03)] == [
+        "child",
+        "fever",
+        "ibuprofen",
+        "paracetamol",
+    ]
+    assert [c.text for c in key_concepts("Is 5mg of warfarin safe at 38.5C?", _df("warfarin"), 0.03)] == [
+        "warfarin"
+    ]
+
+
 def test_a_statistics_abbreviation_is_no_concepts_initials() -> None:
     """ "Does caffeine intake during pregnancy cause low birth weight?" was answered "yes" from a folate study that
     never mentions caffeine: "caffeine intake" was covered by its "95% CI"."""
