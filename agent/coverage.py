@@ -713,7 +713,9 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
     opened_by = ""  # the preposition the pending setting came from
     for_chunks: set[int] = set()  # the chunks after "for": settings only when they name a disease or people
     subject_seen = False
-    between = False  # after "an association between": its "and" opens the outcome
+    between: int | None = (
+        None  # the chunk "an association between" opened: the "and" after it opens the outcome
+    )
     opening = True  # the word opens the question or a sentence of it
     words_in_order = designators.merge(_question_words(question))  # "type 2", "stage III": one token
     for i, word in enumerate(words_in_order):
@@ -747,9 +749,11 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             chunks.append(([], pending))
             continue
         if cut or (pending == "setting" and not words and stem in SETTING_FRAMES):
-            between = between or _opens_association_between(words_in_order, i)
-            second = between and low == "and" and bool(words)  # "between A and | B"
-            between = between and not second
+            if _opens_association_between(words_in_order, i):
+                between = len(chunks)
+            # "between A and | B", A one chunk or more ("between statin | use and | cataract")
+            second = between is not None and low == "and" and any(w for w, _ in chunks[between:])
+            between = None if second else between
             if (
                 stem in OUTCOME_VERBS
                 or low in EFFECT_VERBS

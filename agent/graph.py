@@ -60,6 +60,7 @@ from biocite.agent.coverage import (
     names_all,
     names_cost,
     names_disease,
+    names_disease_or_people,
     names_people,
     never_indexed,
     off_topic,
@@ -1151,8 +1152,14 @@ class Agent:
         if context and rest != own and not asks_of_harms(own) and not self.question_concepts(rest):
             return self.asked_type(context)  # "And at one year?": the question before, over a time
         if context and ASKS_AGAIN_ABOUT.match(own) and not asks_of_harms(own):
-            if self.asks_of_another_outcome(own, self.question_concepts(context)) or any(
-                aspect(c) == "setting" for c in self.question_concepts(own)
+            subject = asked_subject(
+                own
+            )  # "What about heart failure?": a disease, too common to be a concept alone
+            other_setting = subject is not None and names_disease_or_people(subject.split())
+            if (
+                other_setting
+                or self.asks_of_another_outcome(own, self.question_concepts(context))
+                or any(aspect(c) == "setting" for c in self.question_concepts(own))
             ):
                 return self.asked_type(context)
         return question_type(standalone)

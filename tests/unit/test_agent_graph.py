@@ -11,7 +11,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
 from biocite.agent.coverage import DocumentFrequencies
-from biocite.agent.graph import Agent, enforce_guarantees, make_checkpointer
+from biocite.agent.graph import CONTEXT_OPEN, Agent, enforce_guarantees, make_checkpointer
 from biocite.errors import InputError, ModelError
 from biocite.records import AnswerSentence, Citation
 from biocite.tokenize import tokenize
@@ -242,6 +242,20 @@ def test_a_time_horizon_asks_the_last_question_again_over_that_time() -> None:
     keys = "key concepts: long term (time); children; metformin (subject); body weight (outcome)"
     assert keys in " ".join(later.trace.notes), later.trace.notes
     assert later.question_type == "yes/no" and "long term" in later.not_covered
+
+
+def test_a_common_disease_after_what_about_asks_the_yes_no_question_again() -> None:
+    """ "What about heart failure?" after "Do beta-blockers reduce mortality after myocardial infarction?" was a
+    factoid: "heart failure", in a third of the abstracts, is no concept alone, so nothing read it as a condition."""
+    agent = Agent(agent_settings(), retriever=FakeRetriever(), checkpointer=make_checkpointer())
+    agent._loaded.add("doc_freqs")
+    agent._doc_freqs = DocumentFrequencies(
+        Counter({t: 300 for t in tokenize("heart failure", stem=True)}), 1000
+    )
+    assert agent.asked_type(f"What about heart failure?{CONTEXT_OPEN}{QUESTION})") == "yes/no"
+    assert (
+        agent.asked_type(f"What about its dose?{CONTEXT_OPEN}{QUESTION})") != "yes/no"
+    )  # an aspect: its own
 
 
 def agent_with_rare_words() -> Agent:

@@ -462,6 +462,16 @@ def test_the_second_of_an_association_between_two_things_is_the_asked_outcome() 
         ("obesity", "outcome"),
         ("children", "setting"),
     ]
+    # the first thing in two chunks ("statin | use")
+    statin = key_concepts(
+        "Is there an association between statin use and cataract?",
+        _df("statin cataract"),
+        0.001,
+        0.2,
+        0.2,
+        0.2,
+    )
+    assert [(c.text, c.place) for c in statin] == [("statin", "subject"), ("cataract", "outcome")]
     # with no association before it, "and" opens no outcome
     plain = key_concepts("Are sleep duration and obesity common in children?", df, 0.001, 0.2, 0.2, 0.2)
     assert [c.place for c in plain if c.text == "obesity"] in ([], [""])
