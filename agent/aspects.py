@@ -35,7 +35,7 @@ from biocite.settings import Settings
 from biocite.topics import load_topics
 
 KIND = "aspect"
-ARTIFACT_VERSION = 2  # 2: abbreviated diseases ("COPD") are no entity examples
+ARTIFACT_VERSION = 3  # 2: abbreviated diseases ("COPD") are no entity examples; 3: "between A and B" outcomes
 LABELS = ["entity", "outcome"]
 C_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 1.0)
 EMBEDDERS = ("minilm", "mpnet")  # the tests' hashing embedder places no phrase by meaning
