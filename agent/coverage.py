@@ -713,9 +713,8 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
     opened_by = ""  # the preposition the pending setting came from
     for_chunks: set[int] = set()  # the chunks after "for": settings only when they name a disease or people
     subject_seen = False
-    between: int | None = (
-        None  # the chunk "an association between" opened: the "and" after it opens the outcome
-    )
+    # the chunk "an association between" opened: the "and" after it opens the outcome
+    between: int | None = None
     opening = True  # the word opens the question or a sentence of it
     words_in_order = designators.merge(_question_words(question))  # "type 2", "stage III": one token
     for i, word in enumerate(words_in_order):

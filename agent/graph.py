@@ -1118,7 +1118,7 @@ class Agent:
             return [when, *carried]
         refers_back = bool(PRONOUNS.search(own))
         return (
-            ([when] if when else [])
+            ([when] if when is not None else [])
             + concepts
             + carried_concepts(
                 concepts, carried, asks_again=asks_again, refers_back=refers_back, asks_of_harms=harms
@@ -1148,13 +1148,12 @@ class Agent:
         or another outcome (yes/no, not the factoid its "What" reads as). "How about the side effects?" asks which
         harms: its own type."""
         own, context = split_follow_up(standalone)
-        rest = without_time(own)
-        if context and rest != own and not asks_of_harms(own) and not self.question_concepts(rest):
+        over_a_time = context and time_horizon(own) is not None and not asks_of_harms(own)
+        if over_a_time and not self.question_concepts(without_time(own)):
             return self.asked_type(context)  # "And at one year?": the question before, over a time
         if context and ASKS_AGAIN_ABOUT.match(own) and not asks_of_harms(own):
-            subject = asked_subject(
-                own
-            )  # "What about heart failure?": a disease, too common to be a concept alone
+            # "What about heart failure?": a disease, too common in the index to be a concept alone
+            subject = asked_subject(own)
             other_setting = subject is not None and names_disease_or_people(subject.split())
             if (
                 other_setting
