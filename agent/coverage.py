@@ -121,7 +121,7 @@ GENERIC = frozenset(
         indicated indication warranted justified worth feasible acceptable amenable alternative option options
         role associated related different same similar significant significantly relevant value future due
         always ever even first time place choice mandatory worthwhile routine routinely adequate optimal decade
-        decades""",
+        decades contribution contributions""",
         stem=True,
     )
 )
@@ -141,7 +141,7 @@ CONVERSATIONAL = frozenset(
         happened done exactly example examples reason reasons way ways feeling looking doctor doctors pt
         bad main miss supposed fear wean pick turn turned quit breathe stop medicine medicines med meds generally
         suggest suggests recommend recommends suddenly abruptly
-        along last""",
+        along last later afterwards afterward eventually nowadays anymore""",
         stem=True,
     )
 )
@@ -152,9 +152,9 @@ CONVERSATIONAL = frozenset(
 QUANTITIES_AND_FORMS = frozenset(
     tokenize(
         """common frequent frequently often prevalent rare usual typical
-        many much some most two three four five six seven eight nine ten once twice like unlike besides pill
-        pills tablet tablets capsule capsules cream creams ointment ointments lotion lotions spray sprays
-        prescription prescriptions""",
+        many much some most every various two three four five six seven eight nine ten once twice like unlike
+        besides pill pills tablet tablets capsule capsules cream creams ointment ointments lotion lotions spray
+        sprays prescription prescriptions""",
         stem=True,
     )
 )
@@ -167,7 +167,7 @@ ASPECTS = frozenset(
         """side adverse complication complications symptom symptoms sign signs mechanism mechanisms dose doses
         dosage dosages contraindication contraindications interaction interactions prognosis management
         etiology etiologic aetiology aetiologic pathophysiology expression overexpression presence absence
-        pretreatment condition conditions connection incidence frequency occurrence""",
+        pretreatment condition conditions connection incidence frequency occurrence outlook""",
         stem=True,
     )
 )
@@ -185,8 +185,8 @@ VERBS = frozenset(
         respond responds receive receives undergo undergoes achieve achieves allow allows provide provides
         result results depend depends vary varies play plays decline declines agree agrees
         continue continues offer offers meet meets elucidate elucidates confound confounds compromise compromises
-        put puts took cure cures approve approves approved eat eats swallow swallows pierce pierced reconsider
-        reconsiders rely relies avoid avoids start starts begin begins move moves wait waits""",
+        put puts took taken given cure cures approve approves approved eat eats swallow swallows pierce pierced
+        reconsider reconsiders rely relies avoid avoids start starts begin begins move moves wait waits""",
         stem=True,
     )
 )
@@ -217,6 +217,10 @@ EFFECT_VERBS = frozenset(
     damage damages injure injures toxic harmful dangerous reverse reverses provoke provokes precipitate
     precipitates""".split()
 )
+# Effect verbs that are nouns too: after a word of the asked outcome (or of a chunk of no role) they are its head
+# ("Do statins cause muscle | damage?" had the outcome "muscle"); after the entity asked about or the setting,
+# the verb ("Does smoking | damage the lungs?", "Does hyperfiltration in pregnancy | damage the kidney?").
+EFFECT_NOUNS = frozenset({"damage", "harm"})
 
 # An organ's poison names the outcome by itself: "Is vinorelbine cardiotoxic?" had the subject "vinorelbine
 # cardiotoxic", and "hepatotoxic", "nephrotoxic", "ototoxic" are so too.
@@ -310,9 +314,19 @@ def _lows(words: list[str]) -> list[str]:
     return [w.casefold() for part in words for w in part.split()]
 
 
+# States that make a population of women, as pregnancy does (a `POPULATION_WORDS` word): "What about
+# breastfeeding?" after "Is metformin safe during pregnancy?" asks of metformin in breastfeeding women; read as
+# another entity, it had replaced metformin.
+MATERNAL_STATES = frozenset(
+    "breastfeeding breastfed lactation lactating postpartum puerperium puerperal".split()
+)
+
+
 def names_people(words: list[str]) -> bool:
-    """Whether a word of the chunk names an age group or a sex ("children", "pregnant women")."""
-    return any(low in POPULATION_WORDS for low in _lows(words))
+    """Whether a word of the chunk names an age group, a sex or a maternal state ("children", "pregnant women",
+    "breastfeeding", "breast-feeding")."""
+    lows = _lows(words)
+    return bool(set(lows) & (POPULATION_WORDS | MATERNAL_STATES)) or "breast feeding" in " ".join(lows)
 
 
 # What a treatment costs is an outcome of it: "What about the cost?" after "Do statins prevent strokes in older
@@ -520,6 +534,16 @@ SYNONYMS = synonyms(PLAIN_NAMES + OTHER_NAMES)
 
 Role = Literal["", "outcome", "setting", "subject", "time"]
 CUT_WORDS = (GENERIC, ASPECTS, VERBS, CONVERSATIONAL, QUANTITIES_AND_FORMS)  # a chunk ends at any of these
+# A verb's noun shares the verb's stem but names a thing: "aortic valve | replacement", "cognitive | impairment",
+# "QT | prolongation" and "alcohol | dependence" had been cut at it as at "replaces" / "impairs" / "prolongs" /
+# "depends", leaving the concepts "aortic valve", "cognitive", "QT" and "alcohol".
+NOUN_ENDINGS = ("ment", "ments", "ion", "ions", "ance", "ances", "ence", "ences")
+
+
+def _cuts(low: str, stem: str) -> bool:
+    """Whether a word (lower case, and its stem) ends a chunk as one of the `CUT_WORDS`."""
+    noun = low.endswith(NOUN_ENDINGS)
+    return any(stem in words for words in CUT_WORDS if not (noun and words is VERBS))
 
 
 @dataclass
@@ -639,14 +663,26 @@ def defined_abbreviations(question: str) -> dict[str, str]:
 
 # Names of outcomes and conditions with a stop word inside, each one phrase: cut at "of", "quality of life" was
 # the outcome "quality", which "high-quality usual care" covered (7 PubMedQA development questions ask of it).
-STOPWORD_PHRASES = (
-    ("quality", "of", "life"),
-    ("activities", "of", "daily", "living"),
-    ("length", "of", "stay"),
-    ("range", "of", "motion"),
-    ("shortness", "of", "breath"),
-    ("loss", "of", "consciousness"),
-    ("tetralogy", "of", "fallot"),
+STOPWORD_PHRASES = tuple(
+    dict.fromkeys(
+        [
+            ("quality", "of", "life"),
+            ("activities", "of", "daily", "living"),
+            ("length", "of", "stay"),
+            ("range", "of", "motion"),
+            ("shortness", "of", "breath"),
+            ("loss", "of", "consciousness"),
+            ("tetralogy", "of", "fallot"),
+            # a phrasal verb of a lay name: "passing out" (fainting), in its forms
+            *((form, "out") for form in ("pass", "passes", "passed", "passing")),
+            # and the lay names with a stop word inside ("ringing in the ears" had been "ringing" and "ears")
+            *(
+                tuple(name.split())
+                for name in sorted({n for pair in other_names.LAY_NAMES for n in pair})
+                if len(name.split()) > 2 and STOPWORDS & set(name.split())
+            ),
+        ]
+    )
 )
 
 
@@ -738,7 +774,9 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             stem, cut = None, False
         else:
             stem = _stem(low)
-            cut = low in STOPWORDS or low in EFFECT_VERBS or stem is None or any(stem in s for s in CUT_WORDS)
+            head_noun = low in EFFECT_NOUNS and bool(words) and chunks[-1][1] in ("outcome", "")
+            effect_verb = low in EFFECT_VERBS and not head_noun
+            cut = low in STOPWORDS or effect_verb or stem is None or _cuts(low, stem)
             cut = cut or _after_pronoun(words_in_order, i)
         no_setting = (
             stem in SETTING_IDIOMS or stem in TIME_IDIOMS.get(opened_by, ()) or low in CLAUSE_SUBJECTS
@@ -1042,6 +1080,9 @@ def _has_form(concept: Concept, term: str, terms: DocumentTerms) -> bool:
         return any(f" {w} " in terms.flat or f" {w[:-2]}des " in terms.flat for w in inflamed)
     if _has_term(term, terms, synonyms=term not in shadowed(concept.text)):
         return True
+    numbers = {_other_number(w) for w in concept.words if _stem(w.casefold()) == term}
+    if numbers & terms.stems:  # "PPIs" / "PPI"
+        return True
     # a prefix the question wrote apart, the abstract as one word: "peri-sinusoidal" / "perisinusoidal"
     words = [w.casefold() for w in concept.words]
     glued = [p + w for p, w in zip(words, words[1:], strict=False) if p in _PREFIX_SET and _stem(w) == term]
@@ -1083,13 +1124,32 @@ def uncited_concepts(text: str, concepts: list[Concept], cited: set[str]) -> lis
 
 
 def _spelt_out(concept: Concept, terms: DocumentTerms) -> bool:
-    """The concept's rarest term is an abbreviation in the question ("PET") that the abstract spells out."""
+    """The concept's rarest term is an abbreviation in the question ("PET", "PPIs") that the abstract spells
+    out."""
     key = concept.terms[0]
     return any(
-        2 <= len(word) <= 6 and word.isupper() and word.isalpha() and _stem(word.casefold()) == key
-        and terms.spells_out(word)
+        2 <= len(short) <= 6 and short.isupper() and short.isalpha() and _stem(word.casefold()) == key
+        and terms.spells_out(short)
         for word in concept.words
+        for short in [_singular_abbreviation(word) or word]
     )  # fmt: skip
+
+
+# An abbreviation's plural ("PPIs", "NSAIDs", "SSRIs"): the stemmer keeps its "s", so "Do PPIs cause rebound
+# heartburn?" was "not covered: PPIs" over abstracts that write "PPI" or spell out "proton pump inhibitors".
+_PLURAL_ABBREVIATION = re.compile(r"[A-Z][A-Z0-9]+s")
+
+
+def _singular_abbreviation(word: str) -> str | None:
+    """ "PPI" of "PPIs"; None for a word that is no plural abbreviation."""
+    return word[:-1] if _PLURAL_ABBREVIATION.fullmatch(word) else None
+
+
+def _other_number(word: str) -> str | None:
+    """An abbreviation's stem in the other number ("ppi" of "PPIs", "ppis" of "PPI"), or None."""
+    if singular_form := _singular_abbreviation(word):
+        return singular_form.casefold()
+    return f"{word.casefold()}s" if len(word) >= 2 and word.isupper() and word.isalnum() else None
 
 
 def _has_term(term: str, terms: DocumentTerms, synonyms: bool = True) -> bool:
@@ -1291,8 +1351,11 @@ def carried_concepts(
     follow-up that refers back ("it", "its") asks of the context's entity whatever else it names. Otherwise
     nothing is carried when a "What about X?" names nothing readable: what it replaces is not known ("And for
     COPD?", "COPD" too common to be a concept). A follow-up that asks of harms ("How about the side effects?",
-    words no concept is made of) names the outcome."""
-    names_outcome = not asks_again or asks_of_harms
+    words no concept is made of) names the outcome. One that names no entity or outcome and asks no "What
+    about" asks the outcome before again: "How often does that happen?" after "Do statins cause muscle pain?"
+    asks how often statins cause muscle pain, and "Does it work in children?" asks of the exacerbations asked
+    before (both outcomes had been dropped; a rhabdomyolysis case report answered the first)."""
+    names_outcome = asks_of_harms or (not asks_again and any(aspect(c) in ("entity", "outcome") for c in own))
     named = {aspect(c) for c in own} | ({"outcome"} if names_outcome else set())
     if refers_back:
         named.discard("entity")

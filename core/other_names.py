@@ -127,6 +127,10 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("piles", "hemorrhoids"),
     ("piles", "haemorrhoids"),
     ("fainting", "syncope"),
+    # "Does passing out after a concussion mean worse memory problems?" had the concept "passing" (cut at "out")
+    ("passing out", "fainting"),
+    ("passing out", "syncope"),
+    ("passing out", "loss of consciousness"),
     ("itching", "pruritus"),
     ("nosebleed", "epistaxis"),
     ("nosebleeds", "epistaxis"),
@@ -190,6 +194,10 @@ LAY_NAMES: list[tuple[str, str]] = [
 PEOPLE: list[tuple[str, str]] = [
     ("newborns", "neonates"),  # one stem each side: "newborn"; "neonate", "neonatal"
     ("kids", "children"),
+    # "Do premature babies with sepsis benefit from IgM-enriched immunoglobulin?" over "septic VLBW infants"
+    ("babies", "infants"),
+    ("baby", "infant"),
+    ("premature", "preterm"),
 ]
 
 

@@ -39,11 +39,11 @@ AXES: dict[str, dict[str, Group]] = {
         "children": (
             _words(
                 "child children paediatric pediatric kids boys girls schoolchildren infants neonates newborns "
-                "toddlers preschoolers adolescents teenagers"
+                "babies toddlers preschoolers adolescents teenagers"
             ),
             _words(
-                "childhood kid boy girl school-age school-aged infant infancy neonate neonatal newborn toddler "
-                "preschool adolescent adolescence teenager teens youth youths juvenile juveniles pubertal "
+                "childhood kid boy girl school-age school-aged infant infancy neonate neonatal newborn baby "
+                "toddler preschool adolescent adolescence teenager teens youth youths juvenile juveniles pubertal "
                 "paediatrics pediatrics young_people students"
             ),
         ),

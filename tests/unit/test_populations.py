@@ -28,6 +28,7 @@ MEN_COHORT = [
         ("In children with type 2 diabetes, metformin improves glycaemic control.", ADULT_TRIAL, "age",
          "adults, not children", 0),
         ("Metformin lowered glucose in paediatric patients.", ADULT_TRIAL, "age", "adults, not children", 0),
+        ("Metformin lowered glucose in babies.", ADULT_TRIAL, "age", "adults, not children", 0),
         ("Metformin lowered fasting glucose in patients with obesity.", MOUSE_STUDY, "species",
          "animals, not people", 0),
         ("Aspirin reduced myocardial infarction in women.", MEN_COHORT, "sex", "men, not women", 1),
