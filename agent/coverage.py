@@ -87,6 +87,7 @@ only; "HIV-negative" not by HIV-positive).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import string
 from collections import Counter
@@ -1333,6 +1334,29 @@ def disease_replaces_outcome(context: list[Concept]) -> bool:
     if any(c.place == "setting" and names_disease(c.words) for c in context):
         return False
     return any(c.place == "outcome" for c in context)
+
+
+def _head(concept: Concept) -> str:
+    """The last word of a concept, casefolded and singular: what kind of thing it names ("replacement")."""
+    return singular(_lows(concept.words)[-1]) if concept.words else ""
+
+
+def in_place_of(own: list[Concept], context: list[Concept]) -> list[Concept]:
+    """A follow-up's concepts, each that names another of a kind the question before named (the same last word:
+    "hip replacement" after "knee replacement", "ankle fractures" after "wrist fractures") in that concept's
+    place, so that it replaces that concept. "What about hip replacement?" after "Does tranexamic acid reduce
+    bleeding after knee replacement?" had read "hip replacement" as another entity (the aspect model's P of an
+    outcome was low), replacing tranexamic acid and keeping the knee."""
+    out = []
+    for concept in own:
+        kin = kin_of(concept, context)
+        out.append(dataclasses.replace(concept, place=kin.place) if kin and kin.place else concept)
+    return out
+
+
+def kin_of(concept: Concept, context: list[Concept]) -> Concept | None:
+    """The concept of the question before that names another thing of this concept's kind (`in_place_of`)."""
+    return next((c for c in context if _head(c) == _head(concept) and c.label != concept.label), None)
 
 
 def carried_concepts(

@@ -56,7 +56,9 @@ from biocite.agent.coverage import (
     disease_replaces_outcome,
     evidence_caveats,
     in_passing,
+    in_place_of,
     key_concepts,
+    kin_of,
     names_all,
     names_cost,
     names_disease,
@@ -1114,6 +1116,10 @@ class Agent:
         )
         if not context:
             return concepts
+        if (
+            asks_again
+        ):  # "What about hip replacement?" after "... after knee replacement?": in the knee's place
+            concepts = in_place_of(concepts, carried)
         if when is not None and not concepts:
             return [when, *carried]
         refers_back = bool(PRONOUNS.search(own))
@@ -1145,7 +1151,8 @@ class Agent:
     def asked_type(self, standalone: str) -> QuestionType:
         """The question's type; of "What about pregnant women?" or "What about falls?" completed with "Does
         vitamin D prevent fractures?", the type of the question it asks again of other people, another condition
-        or another outcome (yes/no, not the factoid its "What" reads as). "How about the side effects?" asks which
+        or another outcome, or another of a kind it named ("What about hip replacement?" after "... after knee
+        replacement?"): yes/no, not the factoid its "What" reads as. "How about the side effects?" asks which
         harms: its own type."""
         own, context = split_follow_up(standalone)
         over_a_time = context and time_horizon(own) is not None and not asks_of_harms(own)
@@ -1155,10 +1162,13 @@ class Agent:
             # "What about heart failure?": a disease, too common in the index to be a concept alone
             subject = asked_subject(own)
             other_setting = subject is not None and names_disease_or_people(subject.split())
+            before = self.question_concepts(context)
+            own_concepts = self.question_concepts(own)
             if (
                 other_setting
-                or self.asks_of_another_outcome(own, self.question_concepts(context))
-                or any(aspect(c) == "setting" for c in self.question_concepts(own))
+                or self.asks_of_another_outcome(own, before)
+                or any(aspect(c) == "setting" for c in own_concepts)
+                or any(kin_of(c, before) for c in own_concepts)  # "hip replacement" after "knee replacement"
             ):
                 return self.asked_type(context)
         return question_type(standalone)

@@ -257,6 +257,17 @@ def test_a_common_disease_after_what_about_asks_the_yes_no_question_again() -> N
     assert dose != "yes/no"  # an aspect of the drug asks a question of its own
 
 
+def test_another_of_a_kind_after_what_about_asks_the_yes_no_question_again() -> None:
+    """ "What about hip replacement?" after "Does tranexamic acid reduce bleeding after knee replacement?" was a
+    factoid about hip replacement; it asks the yes/no question again of it."""
+    agent = Agent(agent_settings(), retriever=FakeRetriever(), checkpointer=make_checkpointer())
+    agent._loaded.add("doc_freqs")
+    agent._doc_freqs = DocumentFrequencies(Counter(), 1000)
+    before = "Does tranexamic acid reduce bleeding after knee replacement?"
+    assert agent.asked_type(f"What about hip replacement?{CONTEXT_OPEN}{before})") == "yes/no"
+    assert agent.asked_type(f"What about its dose?{CONTEXT_OPEN}{before})") != "yes/no"
+
+
 def agent_with_rare_words() -> Agent:
     """An agent on the fake abstracts counted among 1,000 others: their words are rare, not absent."""
     agent = Agent(agent_settings(), retriever=FakeRetriever(), checkpointer=make_checkpointer())

@@ -23,6 +23,7 @@ from biocite.agent.coverage import (
     derivational_core,
     disease_replaces_outcome,
     evidence_caveats,
+    in_place_of,
     key_concepts,
     off_topic,
     prefix_base,
@@ -208,6 +209,24 @@ def test_a_follow_up_asks_what_it_does_not_replace_of_its_context(
     # "How about the side effects?" names no concept, but asks of harms: another outcome, of the drug and people
     harms = carried_concepts([], context, asks_again=True, refers_back=False, asks_of_harms=True)
     assert [c.label for c in harms] == ["budesonide-formoterol", "mild asthma"]
+
+
+def test_another_of_a_kind_the_question_before_named_takes_its_place() -> None:
+    """ "What about hip replacement?" after a question on bleeding after knee replacement asks of tranexamic acid
+    and bleeding after hip replacement: it had been read as another entity, and the knee was kept."""
+    df = _df("tranexamic acid bleeding knee replacement hip aspirin ankle wrist fractures")
+    bars = (0.03, 0.5, 0.5, 0.5)
+    context = key_concepts("Does tranexamic acid reduce bleeding after knee replacement?", df, *bars)
+    own = in_place_of(key_concepts("What about hip replacement?", df, *bars), context)
+    assert [c.place for c in own] == ["setting"]
+    carried = carried_concepts(own, context, asks_again=True, refers_back=False)
+    assert [c.label for c in own + carried] == ["hip replacement", "tranexamic acid", "bleeding"]
+    aspirin = key_concepts("What about aspirin?", df, *bars)  # no kind asked before: as read
+    assert in_place_of(aspirin, context) == aspirin
+    wrist = key_concepts("Does vitamin C prevent pain after wrist fractures?", df, *bars)
+    assert [c.place for c in in_place_of(key_concepts("What about ankle fractures?", df, *bars), wrist)] == [
+        "setting"
+    ]
 
 
 def test_what_about_x_read_as_another_outcome_asks_x_at_the_outcome_bar() -> None:
