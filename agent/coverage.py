@@ -142,7 +142,7 @@ CONVERSATIONAL = frozenset(
         happened done exactly example examples reason reasons way ways feeling looking doctor doctors pt
         bad main miss supposed fear wean pick turn turned quit breathe stop medicine medicines med meds generally
         suggest suggests recommend recommends suddenly abruptly
-        along last later afterwards afterward eventually nowadays anymore""",
+        along last later afterwards afterward eventually nowadays anymore soon sooner idea ideas""",
         stem=True,
     )
 )
@@ -187,7 +187,8 @@ VERBS = frozenset(
         result results depend depends vary varies play plays decline declines agree agrees
         continue continues offer offers meet meets elucidate elucidates confound confounds compromise compromises
         put puts took taken given cure cures approve approves approved eat eats swallow swallows pierce pierced
-        reconsider reconsiders rely relies avoid avoids start starts begin begins move moves wait waits""",
+        reconsider reconsiders rely relies avoid avoids start starts begin begins move moves wait waits remove
+        removes""",
         stem=True,
     )
 )
@@ -538,7 +539,7 @@ CUT_WORDS = (GENERIC, ASPECTS, VERBS, CONVERSATIONAL, QUANTITIES_AND_FORMS)  # a
 # A verb's noun shares the verb's stem but names a thing: "aortic valve | replacement", "cognitive | impairment",
 # "QT | prolongation" and "alcohol | dependence" had been cut at it as at "replaces" / "impairs" / "prolongs" /
 # "depends", leaving the concepts "aortic valve", "cognitive", "QT" and "alcohol".
-NOUN_ENDINGS = ("ment", "ments", "ion", "ions", "ance", "ances", "ence", "ences")
+NOUN_ENDINGS = ("ment", "ments", "ion", "ions", "ance", "ances", "ence", "ences", "al", "als")
 
 
 def _cuts(low: str, stem: str) -> bool:

@@ -988,6 +988,10 @@ def test_template_words_are_not_concepts() -> None:
         # "damage" heads the asked outcome; after the entity it is the verb
         ("Do statins cause muscle damage?", ["statins", "muscle damage"]),
         ("Does smoking damage the lungs?", ["smoking", "lungs"]),
+        # "a good idea" and "soon" are how patients ask, "remove" a verb ("removal" its noun)
+        ("Is it a good idea to remove an ovary that has twisted in a child?", ["ovary", "twisted", "child"]),
+        ("Is it OK to eat soon after a laparoscopy?", ["laparoscopy"]),
+        ("Is early removal of the urinary catheter safe?", ["early removal", "urinary catheter"]),
         # "taken" is a verb; "outlook" says what is asked of the disease, as "prognosis" does
         ("Do statins taken before a stroke help recovery?", ["statins", "stroke", "recovery"]),
         ("Does a high leptin level mean a worse outlook in lung cancer?", ["high leptin", "lung cancer"]),
