@@ -1116,9 +1116,8 @@ class Agent:
         )
         if not context:
             return concepts
-        if (
-            asks_again
-        ):  # "What about hip replacement?" after "... after knee replacement?": in the knee's place
+        # "What about hip replacement?" after "... after knee replacement?": in the knee's place
+        if asks_again:
             concepts = in_place_of(concepts, carried)
         if when is not None and not concepts:
             return [when, *carried]
