@@ -1338,8 +1338,10 @@ def disease_replaces_outcome(context: list[Concept]) -> bool:
 
 
 def _head(concept: Concept) -> str:
-    """The last word of a concept, casefolded and singular: what kind of thing it names ("replacement")."""
-    return singular(_lows(concept.words)[-1]) if concept.words else ""
+    """The last word of a concept, casefolded and singular: what kind of thing it names ("replacement"); before a
+    letter or a number, the word it qualifies ("vitamin" of "vitamin D", "hepatitis" of "hepatitis B")."""
+    words = [w for w in _lows(concept.words) if len(w) > 1 and not w.isdigit()]
+    return singular(words[-1]) if words else ""
 
 
 def in_place_of(own: list[Concept], context: list[Concept]) -> list[Concept]:
@@ -1357,7 +1359,8 @@ def in_place_of(own: list[Concept], context: list[Concept]) -> list[Concept]:
 
 def kin_of(concept: Concept, context: list[Concept]) -> Concept | None:
     """The concept of the question before that names another thing of this concept's kind (`in_place_of`)."""
-    return next((c for c in context if _head(c) == _head(concept) and c.label != concept.label), None)
+    head = _head(concept)
+    return next((c for c in context if head and _head(c) == head and c.label != concept.label), None)
 
 
 def carried_concepts(

@@ -223,6 +223,9 @@ def test_another_of_a_kind_the_question_before_named_takes_its_place() -> None:
     assert [c.label for c in own + carried] == ["hip replacement", "tranexamic acid", "bleeding"]
     aspirin = key_concepts("What about aspirin?", df, *bars)  # no kind asked before: as read
     assert in_place_of(aspirin, context) == aspirin
+    hepatitis = key_concepts("Does interferon help in hepatitis B?", df, *bars)
+    vitamin = key_concepts("What about vitamin B?", df, *bars)  # a letter says which, not what kind
+    assert in_place_of(vitamin, hepatitis) == vitamin
     wrist = key_concepts("Does vitamin C prevent pain after wrist fractures?", df, *bars)
     assert [c.place for c in in_place_of(key_concepts("What about ankle fractures?", df, *bars), wrist)] == [
         "setting"
