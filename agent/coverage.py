@@ -665,26 +665,21 @@ def defined_abbreviations(question: str) -> dict[str, str]:
 
 # Names of outcomes and conditions with a stop word inside, each one phrase: cut at "of", "quality of life" was
 # the outcome "quality", which "high-quality usual care" covered (7 PubMedQA development questions ask of it).
-STOPWORD_PHRASES = tuple(
-    dict.fromkeys(
-        [
-            ("quality", "of", "life"),
-            ("activities", "of", "daily", "living"),
-            ("length", "of", "stay"),
-            ("range", "of", "motion"),
-            ("shortness", "of", "breath"),
-            ("loss", "of", "consciousness"),
-            ("tetralogy", "of", "fallot"),
-            # a phrasal verb of a lay name: "passing out" (fainting), in its forms
-            *((form, "out") for form in ("pass", "passes", "passed", "passing")),
-            # and the lay names with a stop word inside ("ringing in the ears" had been "ringing" and "ears")
-            *(
-                tuple(name.split())
-                for name in sorted({n for pair in other_names.LAY_NAMES for n in pair})
-                if len(name.split()) > 2 and STOPWORDS & set(name.split())
-            ),
-        ]
-    )
+STOPWORD_PHRASES = (
+    ("quality", "of", "life"),
+    ("activities", "of", "daily", "living"),
+    ("length", "of", "stay"),
+    ("range", "of", "motion"),
+    ("tetralogy", "of", "fallot"),
+    # a phrasal verb of a lay name: "passing out" (fainting), in its forms
+    *((form, "out") for form in ("pass", "passes", "passed", "passing")),
+    # the lay names with a stop word inside ("shortness of breath", "loss of consciousness"; "ringing in the ears"
+    # had been "ringing" and "ears")
+    *(
+        tuple(name.split())
+        for name in sorted({n for pair in other_names.LAY_NAMES for n in pair})
+        if len(name.split()) > 2 and STOPWORDS & set(name.split())
+    ),
 )
 
 

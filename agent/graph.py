@@ -1160,12 +1160,12 @@ class Agent:
         if context and ASKS_AGAIN_ABOUT.match(own) and not asks_of_harms(own):
             # "What about heart failure?": a disease, too common in the index to be a concept alone
             subject = asked_subject(own)
-            other_setting = subject is not None and names_disease_or_people(subject.split())
+            if subject is not None and names_disease_or_people(subject.split()):
+                return self.asked_type(context)
             before = self.question_concepts(context)
             own_concepts = self.question_concepts(own)
             if (
-                other_setting
-                or self.asks_of_another_outcome(own, before)
+                self.asks_of_another_outcome(own, before)
                 or any(aspect(c) == "setting" for c in own_concepts)
                 or any(kin_of(c, before) for c in own_concepts)  # "hip replacement" after "knee replacement"
             ):
