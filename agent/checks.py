@@ -86,9 +86,15 @@ _ASKS_OF_THE = re.compile(
     rf"(?:(?!{_LINKS})[\w-]+\s+){{0,2}}(?!{_LINKS})[\w-]+\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
-# "What about pregnant women?", "And in children?": the last whole question asked again of something else
+# "What about pregnant women?", "And in children?", "And aspirin?" (a short phrase, no question of its own: not
+# "And is it safe?"): the last whole question asked again of something else
+_QUESTION_WORDS = (
+    r"(?:what|how|why|when|where|which|who|is|are|was|were|does|do|did|can|could|should|will|would)"
+)
 ASKS_AGAIN_ABOUT = re.compile(
-    r"^\s*(?:and\s+)?(?:what|how)\s+about\b|^\s*and\s+(?:in|for|with|among)\b", re.IGNORECASE
+    r"^\s*(?:and\s+)?(?:what|how)\s+about\b|^\s*and\s+(?:in|for|with|among)\b"
+    rf"|^\s*and\s+(?!{_QUESTION_WORDS}\b)[^?.!,;]{{1,40}}\?\s*$",
+    re.IGNORECASE,
 )
 # A term in fewer than 1 % of the indexed abstracts, or in fewer than 50, names something of the question's
 # own (in a small index nothing is generic enough to tell). Checked on the 796 questions in data/ (PubMedQA

@@ -142,7 +142,8 @@ CONVERSATIONAL = frozenset(
         happened done exactly example examples reason reasons way ways feeling looking doctor doctors pt
         bad main miss supposed fear wean pick turn turned quit breathe stop medicine medicines med meds generally
         suggest suggests recommend recommends suddenly abruptly
-        along last later afterwards afterward eventually nowadays anymore soon sooner idea ideas""",
+        tricky odd weird strange concerned worried along last later afterwards afterward eventually nowadays
+        anymore soon sooner idea ideas""",
         stem=True,
     )
 )
@@ -188,7 +189,8 @@ VERBS = frozenset(
         continue continues offer offers meet meets elucidate elucidates confound confounds compromise compromises
         put puts took taken given cure cures approve approves approved eat eats swallow swallows pierce pierced
         reconsider reconsiders rely relies avoid avoids start starts begin begins move moves wait waits remove
-        removes""",
+        removes catch catches caught carry carries carrying carried let lets letting bring brings brought decide
+        decides""",
         stem=True,
     )
 )
@@ -216,7 +218,7 @@ EFFECT_VERBS = frozenset(
     minimises boost boosts restore restores stimulate stimulates eliminate eliminates enhance enhances promote
     promotes inhibit inhibits trigger triggers accelerate accelerates impair impairs extend extends predispose
     predisposes treat treats cure cures diagnose diagnoses diagnosing detect detects detecting harm harms
-    damage damages injure injures toxic harmful dangerous reverse reverses provoke provokes precipitate
+    damage damages injure injures hurt hurts toxic harmful dangerous reverse reverses provoke provokes precipitate
     precipitates""".split()
 )
 # Effect verbs that are nouns too: after a word of the asked outcome (or of a chunk of no role) they are its head
@@ -398,6 +400,9 @@ _MEASUREMENT = re.compile(r"\d+(?:[.,]\d+)?(?:°?[cf]|mg|mcg|µg|ug|g|kg|ml|l|mm
 # The ending of a contraction or a possessive: "Can't you ..." made "t" the entity asked about.
 _CONTRACTION = re.compile(r"['\u2019](?:t|s|d|m|ll|re|ve)\b", re.IGNORECASE)
 _LETTERS = string.ascii_lowercase + string.digits
+# A question that opens after a comma opens a sentence: "My mom is 82, is it safe for her to have | heart valve
+# surgery?" had no subject, and the surgery passed no bar.
+_CLAUSE_OPENING = re.compile(r",\s+(?=(?:" + "|".join(sorted(QUESTION_OPENERS)) + r")\b)", re.IGNORECASE)
 MIN_RESPELL_LENGTH = 6  # stems shorter than this are too close to other words to guess at
 # Endings that turn one medical stem into another word of the same family ("cirrh-osis" / "cirrh-otic",
 # "allerg-ologic" / "allerg-ists", "simpl-ification" / "simpl-ified"); longest first.
@@ -529,9 +534,15 @@ PLACE_WORDS = [
 ]  # fmt: skip
 PLAIN_NAMES = ORGAN_WORDS + AGE_WORDS + TEST_WORDS + PLACE_WORDS
 # the drugs' names, and the one-word names of conditions ("flu" / "influenza"); phrases are `_condition_written`'s
-OTHER_NAMES = other_names.DRUGS + [
-    (a, b) for a, b in other_names.CONDITIONS + other_names.LAY_NAMES + other_names.PEOPLE if " " not in a + b
-]
+OTHER_NAMES = (
+    other_names.DRUGS
+    + other_names.BRANDS
+    + [
+        (a, b)
+        for a, b in other_names.CONDITIONS + other_names.LAY_NAMES + other_names.PEOPLE
+        if " " not in a + b
+    ]
+)
 SYNONYMS = synonyms(PLAIN_NAMES + OTHER_NAMES)
 
 Role = Literal["", "outcome", "setting", "subject", "time"]
@@ -663,6 +674,8 @@ def defined_abbreviations(question: str) -> dict[str, str]:
     return found
 
 
+# Phrasal verbs that end a chunk as a verb does: "Do teens who vape | end up | smoking?" had the concept "vape end".
+PHRASAL_VERBS = frozenset(f"{form} up" for form in ("end", "ends", "ended", "ending"))
 # Names of outcomes and conditions with a stop word inside, each one phrase: cut at "of", "quality of life" was
 # the outcome "quality", which "high-quality usual care" covered (7 PubMedQA development questions ask of it).
 STOPWORD_PHRASES = (
@@ -673,6 +686,7 @@ STOPWORD_PHRASES = (
     ("tetralogy", "of", "fallot"),
     # a phrasal verb of a lay name: "passing out" (fainting), in its forms
     *((form, "out") for form in ("pass", "passes", "passed", "passing")),
+    *(tuple(verb.split()) for verb in sorted(PHRASAL_VERBS)),
     # the lay names with a stop word inside ("shortness of breath", "loss of consciousness"; "ringing in the ears"
     # had been "ringing" and "ears")
     *(
@@ -687,7 +701,7 @@ def _question_words(question: str) -> list[str]:
     """The question's words, cut as the index's tokenizer cuts them, and its sentence stops. "CA19-9" was
     "CA19" and "9" here but "ca199" in the index, and the agent said no abstract mentions it. Each of the
     `STOPWORD_PHRASES` is one word."""
-    tokens = _WORD_OR_STOP.findall(_CONTRACTION.sub("", question))
+    tokens = _WORD_OR_STOP.findall(_CLAUSE_OPENING.sub(". ", _CONTRACTION.sub("", question)))
     return _joined_phrases([part for t in tokens for part in ([t] if t in SENTENCE_STOPS else _parts(t))])
 
 
@@ -768,7 +782,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             pending = ""
             continue
         if " " in word:  # a letter and its word ("C reactive"): a phrase, whatever its parts are alone
-            stem, cut = None, False
+            stem, cut = None, low in PHRASAL_VERBS
         else:
             stem = _stem(low)
             head_noun = low in EFFECT_NOUNS and bool(words) and chunks[-1][1] in ("outcome", "")
@@ -798,7 +812,12 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
                 pending = "outcome"
             elif low in SETTING_PREPOSITIONS and (words or pending not in _GOES_ON.get(low, {"outcome"})):
                 pending, opened_by = "setting", low
-            elif low in QUESTION_OPENERS and at_opening and not subject_seen and (words or not pending):
+            elif (
+                (low in QUESTION_OPENERS or (i == 0 and low == "and"))
+                and at_opening
+                and not subject_seen
+                and (words or not pending)
+            ):
                 pending = "subject"
             elif words:  # a chunk ends here: what was pending was given to it
                 pending = ""
@@ -1177,8 +1196,13 @@ def read_as(concept: Concept, terms: DocumentTerms) -> str | None:
 
 
 def never_indexed(concept: Concept, df: DocumentFrequencies) -> bool:
-    """No specific term of the concept is in any indexed abstract (a compound phrase counts as seen)."""
-    return all(" " not in t and not df.counts.get(t, 0) for t in concept.terms)
+    """No specific term of the concept is in any indexed abstract (a compound phrase counts as seen), nor any
+    other name of it: "Lipitor" is in none, but atorvastatin is in 6, and the agent had said that no indexed
+    abstract mentions 'Lipitor'."""
+    if any(" " in t or df.counts.get(t, 0) for t in concept.terms):
+        return False
+    others = (other for _, names in other_names.asked_names(concept.text) for other in names)
+    return not any(all(df.counts.get(t, 0) for t in other) for other in others)
 
 
 def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Document]) -> list[str]:

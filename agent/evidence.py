@@ -16,7 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from biocite.agent.coverage import american_spelling
-from biocite.other_names import Names, asked_names, named_otherwise
+from biocite.other_names import Names, asked_names, named_otherwise, with_other_names
 from biocite.records import Document, Evidence, SearchHit, Sentence, Span
 from biocite.sentences import is_metadata_sentence, refers_back, without_inline_label
 from biocite.tokenize import tokenize
@@ -157,7 +157,7 @@ def score_sentences(
 ) -> list[ScoredSentence]:
     if not sentences:
         return []
-    vectors = cache.encode([question, *[s.text for s in sentences]])
+    vectors = cache.encode([with_other_names(question), *[s.text for s in sentences]])
     cosines = vectors[1:] @ vectors[0]
     terms = content_terms(question)
     names = asked_names(question)

@@ -113,6 +113,7 @@ from biocite.citations import (
 )
 from biocite.errors import BiociteError, ModelError
 from biocite.llm import answer_mass, make_chat_model, yes_probability
+from biocite.other_names import names_a_drug
 from biocite.records import (
     Answer,
     AnswerSentence,
@@ -1138,8 +1139,8 @@ class Agent:
         question before it (`context`) make it replace (`disease_replaces_outcome`)."""
         subject = asked_subject(own)
         words = subject.split() if subject else []
-        if not subject or names_people(words):
-            return False
+        if not subject or names_people(words) or names_a_drug(subject.casefold()):
+            return False  # a drug is what is taken, never the outcome ("What about warfarin?")
         if names_cost(words):
             return True
         if names_disease(words):
@@ -1151,8 +1152,8 @@ class Agent:
         """The question's type; of "What about pregnant women?" or "What about falls?" completed with "Does
         vitamin D prevent fractures?", the type of the question it asks again of other people, another condition
         or another outcome, or another of a kind it named ("What about hip replacement?" after "... after knee
-        replacement?"): yes/no, not the factoid its "What" reads as. "How about the side effects?" asks which
-        harms: its own type."""
+        replacement?"), or another entity ("What about Prozac?" after "Does Zoloft help depression?"): yes/no, not
+        the factoid its "What" reads as. "How about the side effects?" asks which harms: its own type."""
         own, context = split_follow_up(standalone)
         over_a_time = context and time_horizon(own) is not None and not asks_of_harms(own)
         if over_a_time and not self.question_concepts(without_time(own)):
@@ -1168,6 +1169,14 @@ class Agent:
                 self.asks_of_another_outcome(own, before)
                 or any(aspect(c) == "setting" for c in own_concepts)
                 or any(kin_of(c, before) for c in own_concepts)  # "hip replacement" after "knee replacement"
+                # another entity (the aspect model read no outcome), whether or not rare enough to be a concept
+                # alone: "What about Prozac?" after "Does Zoloft help depression?", "What about calcium?" after
+                # "Does vitamin D prevent fractures?"
+                or (
+                    subject is not None
+                    and self.aspects is not None
+                    and any(aspect(c) == "entity" for c in before)
+                )
             ):
                 return self.asked_type(context)
         return question_type(standalone)

@@ -5,7 +5,8 @@ question, K-QA questions, BioGen topics):
 - held-out silver: the asked subjects and outcomes `agent/coverage.py` reads from the 200 held-out PubMedQA
   questions, against the majority label;
 - follow-ups: the 55 hand-written cases of `bench/follow_up_aspect_cases.json` (sets 1 and 2), against the rule
-  before the model (X always replaces the entity) in the same run.
+  before the model (X always replaces the entity) in the same run; and with the agent's rule that a drug of
+  `biocite.other_names` is the entity (added after version 5 of the model misread "warfarin" and "sertraline").
 
 And the agent's reading of a disease after "What about" (`Agent.asks_of_another_outcome`: it replaces the asked
 outcome or the condition, by the question before it) on sets 3 (27 cases, the rule designed on them) and 4 (20
@@ -37,6 +38,7 @@ from biocite.agent.aspects import labelled_phrases, train_aspects  # noqa: E402
 from biocite.agent.graph import CONTEXT_OPEN, Agent  # noqa: E402
 from biocite.embedder import Embedder  # noqa: E402
 from biocite.index.hybrid import open_retriever  # noqa: E402
+from biocite.other_names import names_a_drug  # noqa: E402
 from biocite.pubmedqa import load_questions, split_questions  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
 
@@ -76,6 +78,11 @@ def main() -> None:
         f"{c['phrase']} ({c['replaces']})" for c, r, o in zip(cases, read, outcome, strict=True) if r != o
     ]
     print("  misread: " + ", ".join(wrong))
+    # the agent reads a drug of its name tables as the entity whatever the model says (`asks_of_another_outcome`)
+    ruled = read & ~np.asarray([names_a_drug(c["phrase"].casefold()) for c in cases])
+    print(
+        f"  with the agent's drug rule (a drug of biocite.other_names is the entity): {int((ruled == outcome).sum())}/{len(cases)}"
+    )
     diseases()
     time_horizons()
 

@@ -16,7 +16,8 @@ its "flu" is not influenza (`shadowed`). Measured in `bench/other_names.py`.
 DRUGS pairs the recommended international nonproprietary names (rINN, which the United Kingdom adopted in
 place of most former British Approved Names) with the United States Adopted Names where the two differ, and
 the former British names still common in the literature: one word each side. Drugs that are related but not
-the same (carbimazole and methimazole) are not listed. CONDITIONS pairs phrases that name the same disease;
+the same (carbimazole and methimazole) are not listed. BRANDS pairs a patient's brand name ("Zoloft") with the
+generic name abstracts write ("sertraline"). CONDITIONS pairs phrases that name the same disease;
 a broader or narrower name ("kidney damage", "renal impairment") is not the same condition and is not listed,
 nor a name whose words search would read apart into common ones ("cerebrovascular accident" would add
 "accident" to every stroke query; "non-insulin-dependent diabetes" "insulin": "NIDDM" is listed instead).
@@ -94,6 +95,68 @@ DRUGS: list[tuple[str, str]] = [
 ]
 
 
+# A brand name and the drug's generic name, which abstracts write: patients ask "Can Abilify make people
+# gamble?" (it said "not covered: Abilify" over "Aripiprazole: a new risk factor for pathological gambling?"),
+# "Can I take Claritin during the day?", "Is Valtrex safe in pregnancy?". United States brands of one active
+# ingredient each, written from the prescribing labels, not fitted on any question; combinations (Augmentin,
+# Percocet, Fioricet) and brands that are English words are left out. Search adds the generic name to a
+# question naming the brand (not back); coverage counts either.
+BRANDS: list[tuple[str, str]] = [
+    ("abilify", "aripiprazole"), ("ambien", "zolpidem"), ("imodium", "loperamide"), ("claritin", "loratadine"),
+    ("clarinex", "desloratadine"), ("zyrtec", "cetirizine"), ("xyzal", "levocetirizine"),
+    ("allegra", "fexofenadine"), ("benadryl", "diphenhydramine"), ("flonase", "fluticasone"),
+    ("singulair", "montelukast"), ("ventolin", "salbutamol"), ("proventil", "albuterol"),
+    ("tylenol", "acetaminophen"), ("advil", "ibuprofen"), ("motrin", "ibuprofen"), ("aleve", "naproxen"),
+    ("naprosyn", "naproxen"), ("celebrex", "celecoxib"), ("mobic", "meloxicam"), ("voltaren", "diclofenac"),
+    ("toradol", "ketorolac"), ("ultram", "tramadol"), ("oxycontin", "oxycodone"), ("narcan", "naloxone"),
+    ("imitrex", "sumatriptan"), ("robaxin", "methocarbamol"), ("flexeril", "cyclobenzaprine"),
+    ("neurontin", "gabapentin"), ("lyrica", "pregabalin"), ("lipitor", "atorvastatin"), ("zocor", "simvastatin"),
+    ("crestor", "rosuvastatin"), ("pravachol", "pravastatin"), ("zetia", "ezetimibe"), ("coumadin", "warfarin"),
+    ("eliquis", "apixaban"), ("xarelto", "rivaroxaban"), ("pradaxa", "dabigatran"), ("lovenox", "enoxaparin"),
+    ("plavix", "clopidogrel"), ("brilinta", "ticagrelor"), ("norvasc", "amlodipine"), ("zestril", "lisinopril"),
+    ("prinivil", "lisinopril"), ("vasotec", "enalapril"), ("cozaar", "losartan"), ("diovan", "valsartan"),
+    ("toprol", "metoprolol"), ("lopressor", "metoprolol"), ("tenormin", "atenolol"), ("coreg", "carvedilol"),
+    ("lasix", "furosemide"), ("aldactone", "spironolactone"), ("cordarone", "amiodarone"),
+    ("lanoxin", "digoxin"), ("glucophage", "metformin"), ("januvia", "sitagliptin"),
+    ("jardiance", "empagliflozin"), ("farxiga", "dapagliflozin"), ("ozempic", "semaglutide"),
+    ("wegovy", "semaglutide"), ("rybelsus", "semaglutide"), ("victoza", "liraglutide"),
+    ("saxenda", "liraglutide"), ("trulicity", "dulaglutide"), ("mounjaro", "tirzepatide"),
+    ("synthroid", "levothyroxine"), ("levoxyl", "levothyroxine"), ("tapazole", "methimazole"),
+    ("fosamax", "alendronate"), ("prozac", "fluoxetine"), ("zoloft", "sertraline"), ("lexapro", "escitalopram"),
+    ("celexa", "citalopram"), ("paxil", "paroxetine"), ("cymbalta", "duloxetine"), ("effexor", "venlafaxine"),
+    ("wellbutrin", "bupropion"), ("zyban", "bupropion"), ("remeron", "mirtazapine"), ("desyrel", "trazodone"),
+    ("buspar", "buspirone"), ("xanax", "alprazolam"), ("valium", "diazepam"), ("ativan", "lorazepam"),
+    ("klonopin", "clonazepam"), ("seroquel", "quetiapine"), ("risperdal", "risperidone"),
+    ("zyprexa", "olanzapine"), ("haldol", "haloperidol"), ("lamictal", "lamotrigine"),
+    ("depakote", "valproate"), ("tegretol", "carbamazepine"), ("keppra", "levetiracetam"),
+    ("dilantin", "phenytoin"), ("topamax", "topiramate"), ("ritalin", "methylphenidate"),
+    ("concerta", "methylphenidate"), ("strattera", "atomoxetine"), ("aricept", "donepezil"),
+    ("namenda", "memantine"), ("requip", "ropinirole"), ("mirapex", "pramipexole"), ("chantix", "varenicline"),
+    ("nexium", "esomeprazole"), ("prilosec", "omeprazole"), ("prevacid", "lansoprazole"),
+    ("protonix", "pantoprazole"), ("zantac", "ranitidine"), ("pepcid", "famotidine"), ("zofran", "ondansetron"),
+    ("reglan", "metoclopramide"), ("phenergan", "promethazine"), ("dramamine", "dimenhydrinate"),
+    ("dulcolax", "bisacodyl"), ("mucinex", "guaifenesin"), ("sudafed", "pseudoephedrine"),
+    ("medrol", "methylprednisolone"), ("decadron", "dexamethasone"), ("zithromax", "azithromycin"),
+    ("amoxil", "amoxicillin"), ("keflex", "cephalexin"), ("cipro", "ciprofloxacin"),
+    ("levaquin", "levofloxacin"), ("flagyl", "metronidazole"), ("macrobid", "nitrofurantoin"),
+    ("vibramycin", "doxycycline"), ("cleocin", "clindamycin"), ("rocephin", "ceftriaxone"),
+    ("diflucan", "fluconazole"), ("lamisil", "terbinafine"), ("tinactin", "tolnaftate"),
+    ("valtrex", "valacyclovir"), ("zovirax", "acyclovir"), ("tamiflu", "oseltamivir"),
+    ("accutane", "isotretinoin"), ("differin", "adapalene"), ("protopic", "tacrolimus"),
+    ("prograf", "tacrolimus"), ("cellcept", "mycophenolate"), ("plaquenil", "hydroxychloroquine"),
+    ("humira", "adalimumab"), ("remicade", "infliximab"), ("enbrel", "etanercept"),
+    ("herceptin", "trastuzumab"), ("avastin", "bevacizumab"), ("gleevec", "imatinib"),
+    ("arimidex", "anastrozole"), ("flomax", "tamsulosin"), ("proscar", "finasteride"),
+    ("propecia", "finasteride"), ("viagra", "sildenafil"), ("cialis", "tadalafil"), ("clomid", "clomiphene"),
+    ("zyloprim", "allopurinol"), ("colcrys", "colchicine"), ("botox", "botulinum"),
+]  # fmt: skip
+# "a broken wrist" is a wrist fracture, and so for each bone people name ("Can vitamin C stop CRPS after a broken
+# wrist?" said "not covered: broken wrist" over "Vitamin C reduces ... syndrome after wrist fractures").
+BROKEN_BONES: list[tuple[str, str]] = [
+    (f"broken {part}", f"{part} fracture")
+    for part in """nose wrist hip ankle leg arm jaw rib ribs collarbone clavicle elbow finger toe bone bones neck back
+    shoulder skull heel foot hand thumb femur kneecap""".split()
+]
 # Two medical names of one condition, an older and a newer one (lower case, words as the tokenizer splits them).
 CONDITIONS: list[tuple[str, str]] = [
     ("acute kidney injury", "acute renal failure"),
@@ -188,6 +251,16 @@ LAY_NAMES: list[tuple[str, str]] = [
     # deficit ... predict mortality in patients with severe traumatic brain injury"
     ("head injury", "traumatic brain injury"),
     ("death", "mortality"),
+    # "Do IVF mothers have more C-sections?"; "cocaine exposure in the womb"; "a fever reaction to platelets"
+    ("c section", "cesarean section"),
+    ("c section", "caesarean section"),
+    ("womb", "uterus"),
+    ("womb", "intrauterine"),
+    ("fever", "febrile"),
+    ("die", "mortality"),  # "Does base deficit tell us who will die after a head injury?"
+    ("tummy tuck", "abdominoplasty"),
+    ("group b strep", "group b streptococcus"),
+    *(BROKEN_BONES),
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over
 # "Neonatal pyridoxine responsive convulsions due to isoniazid therapy"); used as LAY_NAMES are.
@@ -198,6 +271,9 @@ PEOPLE: list[tuple[str, str]] = [
     ("babies", "infants"),
     ("baby", "infant"),
     ("premature", "preterm"),
+    ("old people", "elderly"),
+    ("teens", "adolescents"),
+    ("teenagers", "adolescents"),  # "old" alone is no concept ("a 5-year-old")
 ]
 
 
@@ -216,7 +292,7 @@ def _stemmed(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _drug_names() -> dict[str, tuple[str, ...]]:
-    return _pairs_by_name(DRUGS)
+    return _pairs_by_name(DRUGS + BRANDS)
 
 
 @lru_cache(maxsize=1)
@@ -234,6 +310,11 @@ def other_names(word: str) -> tuple[str, ...]:
     return _drug_names().get(word, ())
 
 
+def names_a_drug(phrase: str) -> bool:
+    """Whether a lower-case phrase is one of the drugs of the tables (any of its names, or a brand)."""
+    return phrase in _drug_names()
+
+
 def people_names(word: str) -> tuple[str, ...]:
     """The other names of the group of people a lower-case word names ("newborns" -> ("neonates",))."""
     return _people_names().get(word, ())
@@ -245,25 +326,28 @@ def condition_names(phrase: str) -> tuple[str, ...]:
     return _condition_names().get(phrase, ())
 
 
-@lru_cache(maxsize=1)
-def _searched_names() -> dict[str, tuple[str, ...]]:
+@lru_cache(maxsize=2)
+def _searched_names(plain_only: bool = False) -> dict[str, tuple[str, ...]]:
     """Stemmed name -> the names search adds for it: both ways for drugs and medical names, lay -> medical
-    (conditions and people)."""
+    (conditions and people), brand -> generic; with `plain_only`, only the last three (a patient's words)."""
     searched: dict[str, list[str]] = {}
-    pairs = DRUGS + CONDITIONS + [(b, a) for a, b in DRUGS + CONDITIONS] + LAY_NAMES + PEOPLE
+    pairs = BRANDS + LAY_NAMES + PEOPLE
+    if not plain_only:
+        pairs = DRUGS + CONDITIONS + [(b, a) for a, b in DRUGS + CONDITIONS] + pairs
     for asked, written in pairs:
         searched.setdefault(_stemmed(asked), []).append(written)
     return {name: tuple(dict.fromkeys(names)) for name, names in searched.items()}
 
 
-def search_names(text: str) -> list[str]:
+def search_names(text: str, *, plain_only: bool = False) -> list[str]:
     """The other names search adds for the drugs and conditions a text names, each once, none it already has:
     "Does aspirin prevent heart attacks?" -> ["myocardial infarction", "acetylsalicylic"]. A longer name wins
-    over the names inside it: "stomach flu" adds "gastroenteritis", not "influenza"."""
+    over the names inside it: "stomach flu" adds "gastroenteritis", not "influenza". With `plain_only`, only
+    the written names of a patient's words (brand, lay names, people)."""
     flat = f" {_stemmed(text)} "
     found: list[str] = []
     rest = flat
-    for name, written in sorted(_searched_names().items(), key=lambda kv: -len(kv[0].split())):
+    for name, written in sorted(_searched_names(plain_only).items(), key=lambda kv: -len(kv[0].split())):
         if f" {name} " in rest:
             found.extend(written)
             rest = rest.replace(f" {name} ", " \0 ")
@@ -275,6 +359,15 @@ def search_names(text: str) -> list[str]:
     return list(added.values())
 
 
+def with_other_names(text: str) -> str:
+    """The text with the names abstracts write for a patient's words, in parentheses, for an embedding model
+    that knows the written name better than the lay or brand one: "Can Abilify make people gamble?
+    (aripiprazole)", "Is a tummy tuck safe? (abdominoplasty)". Not a drug's other spelling ("ciclosporin"),
+    which the model reads as near as the asked one (and one title fell below the relevance bar with it)."""
+    names = search_names(text, plain_only=True)
+    return f"{text} ({', '.join(names)})" if names else text
+
+
 Names = tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]
 
 
@@ -282,13 +375,13 @@ Names = tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]
 def _stemmed_pairs() -> dict[frozenset[str], tuple[frozenset[str], ...]]:
     """Stems of each name -> stems of each of its other names (every table, both ways)."""
     return _pairs_by_name(
-        (frozenset(_stemmed(a).split()), frozenset(_stemmed(b).split())) for a, b in _every_pair()
+        (frozenset(_stemmed(a).split()), frozenset(_stemmed(b).split())) for a, b in every_pair()
     )
 
 
-def _every_pair() -> list[tuple[str, str]]:
-    """The pairs of every table: drugs, conditions, lay names, groups of people."""
-    return DRUGS + CONDITIONS + LAY_NAMES + PEOPLE
+def every_pair() -> list[tuple[str, str]]:
+    """The pairs of every table: drugs, brands, conditions, lay names, groups of people."""
+    return DRUGS + BRANDS + CONDITIONS + LAY_NAMES + PEOPLE
 
 
 @lru_cache(maxsize=256)
@@ -309,7 +402,7 @@ def named_otherwise(names: Names, text_terms: set[str]) -> set[str]:
 
 @lru_cache(maxsize=1)
 def _one_word_names() -> frozenset[str]:
-    names = {n for pair in _every_pair() for n in pair}
+    names = {n for pair in every_pair() for n in pair}
     stems = [tokenize(n, stem=True) for n in names]
     return frozenset(s[0] for s in stems if len(s) == 1)
 

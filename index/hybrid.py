@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from biocite.errors import BiociteError
 from biocite.index.build import open_index
 from biocite.index.rerank import make_reranker, rerank_order
-from biocite.other_names import search_names
+from biocite.other_names import search_names, with_other_names
 from biocite.records import Document, SearchHit, Sentence
 from biocite.retrieval import DocumentSource, Encoder
 from biocite.settings import Settings
@@ -181,7 +181,8 @@ class HybridRetriever:
         return self.index.bm25.search(tokens, k) if tokens else []
 
     def dense(self, query: str, k: int) -> Ranked:
-        vectors = self.index.embedder.encode([query])
+        """The nearest abstracts to the query with its other names ("tummy tuck (abdominoplasty)")."""
+        vectors = self.index.embedder.encode([with_other_names(query)])
         return self.index.dense.search(vectors, k)[0]
 
     def fuse(self, bm25: Ranked, dense: Ranked) -> Ranked:

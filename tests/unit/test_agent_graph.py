@@ -10,6 +10,7 @@ from agent_fakes import ABSTRACTS, FakeRetriever, agent_settings, fake_model, ov
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
+from biocite.agent.checks import ASKS_AGAIN_ABOUT
 from biocite.agent.coverage import DocumentFrequencies
 from biocite.agent.graph import CONTEXT_OPEN, Agent, enforce_guarantees, make_checkpointer
 from biocite.errors import InputError, ModelError
@@ -266,6 +267,41 @@ def test_another_of_a_kind_after_what_about_asks_the_yes_no_question_again() -> 
     before = "Does tranexamic acid reduce bleeding after knee replacement?"
     assert agent.asked_type(f"What about hip replacement?{CONTEXT_OPEN}{before})") == "yes/no"
     assert agent.asked_type(f"What about its dose?{CONTEXT_OPEN}{before})") != "yes/no"
+
+
+class _AspectsReading:
+    """The aspect model's reading of every phrase as P(outcome) = p (the model itself is measured in
+    bench/follow_up_aspects.py)."""
+
+    def __init__(self, p: float) -> None:
+        self.p = p
+
+    def outcome_probabilities(self, phrases: list[str], cache: object) -> list[float]:
+        return [self.p] * len(phrases)
+
+
+def test_another_entity_after_what_about_asks_the_yes_no_question_again() -> None:
+    """ "What about Prozac?" after "Does Zoloft help depression in the elderly?" asked of Prozac in the elderly,
+    but as a factoid, with no verdict; so did "What about calcium?" after a vitamin D question."""
+    agent = Agent(agent_settings(), retriever=FakeRetriever(), checkpointer=make_checkpointer())
+    agent._loaded.update({"doc_freqs", "aspects"})
+    agent._doc_freqs = DocumentFrequencies(
+        Counter({"calcium": 400}), 1000
+    )  # too common to be a concept alone
+    before = "Does Zoloft help depression in the elderly?"
+    agent._aspects = _AspectsReading(0.2)  # type: ignore[assignment]  # read as an entity
+    assert agent.asked_type(f"What about Prozac?{CONTEXT_OPEN}{before})") == "yes/no"
+    assert (
+        agent.asked_type(f"What about calcium?{CONTEXT_OPEN}Does vitamin D prevent fractures?)") == "yes/no"
+    )
+    assert agent.asked_type(f"What about its dose?{CONTEXT_OPEN}{before})") != "yes/no"  # an aspect of it
+    # "And Prozac?" asks again as "What about Prozac?" does; "And is it safe?" asks a question of its own
+    assert agent.asked_type(f"And Prozac?{CONTEXT_OPEN}{before})") == "yes/no"
+    assert ASKS_AGAIN_ABOUT.match("And Prozac?") and not ASKS_AGAIN_ABOUT.match("And is it safe?")
+    agent._aspects = (
+        None  # no model: what the phrase names is not known, and the follow-up keeps its own type
+    )
+    assert agent.asked_type(f"What about Prozac?{CONTEXT_OPEN}{before})") != "yes/no"
 
 
 def agent_with_rare_words() -> Agent:

@@ -25,6 +25,7 @@ from biocite.agent.coverage import (
     evidence_caveats,
     in_place_of,
     key_concepts,
+    never_indexed,
     off_topic,
     prefix_base,
     read_as,
@@ -64,7 +65,7 @@ from biocite.agent.verdict import (
 )
 from biocite.errors import ModelError
 from biocite.heads import LinearModel
-from biocite.other_names import asked_names, other_names, search_names
+from biocite.other_names import asked_names, other_names, search_names, with_other_names
 from biocite.pubmedqa import load_questions, split_questions
 from biocite.records import Answer, AnswerSentence, Citation, Document, Evidence, Sentence, Span
 from biocite.tokenize import tokenize
@@ -393,7 +394,8 @@ def test_a_drug_is_covered_by_its_other_name() -> None:
     assert covers(lignocaine, _doc("", "Lidocaine reduced the pain of propofol injection."))
     assert not covers(lignocaine, _doc("", "Bupivacaine reduced the pain of propofol injection."))
     assert other_names("paracetamol") == ("acetaminophen",) and "paracetamol" in other_names("acetaminophen")
-    assert other_names("aspirin") == ("acetylsalicylic",) and other_names("metformin") == ()
+    assert other_names("aspirin") == ("acetylsalicylic",) and other_names("insulin") == ()
+    assert other_names("glucophage") == ("metformin",)  # a brand name
 
 
 def test_a_condition_is_covered_by_its_other_name() -> None:
@@ -462,6 +464,17 @@ def test_search_adds_the_other_names_a_query_names() -> None:
     assert search_names("Is abdominal cramping normal with the stomach flu?") == ["gastroenteritis"]
     assert search_names("How long does flu last?") == ["influenza"]
     assert "colorectal cancer" in search_names("Does aspirin prevent bowel cancer?")  # the UK's lay name
+    assert search_names("Can vitamin C stop CRPS after a broken wrist?") == ["wrist fracture"]
+    # the embedding reads a patient's words with the written names, not a drug's other spelling
+    assert (
+        with_other_names("Can Abilify make people gamble?")
+        == "Can Abilify make people gamble? (aripiprazole)"
+    )
+    assert with_other_names("Does ciclosporin cause hypertension?") == "Does ciclosporin cause hypertension?"
+    # a brand name searches its generic name, not back
+    assert search_names("Can Abilify make people gamble?") == ["aripiprazole"]
+    assert search_names("Does aripiprazole cause gambling?") == []
+    assert search_names("Do teenagers who die young smoke?") == ["mortality", "adolescents"]
     # a verb of the phrase stems as its participle: "raise potassium" is "raised potassium" (hyperkalaemia)
     assert "hyperkalaemia" in search_names("Does suxamethonium raise potassium?")
 
@@ -1001,10 +1014,30 @@ def test_template_words_are_not_concepts() -> None:
         # a lay name with a stop word inside, and the phrasal verb "pass out", are one concept each
         ("Does ginkgo help ringing in the ears?", ["ginkgo", "ringing in the ears"]),
         ("Does passing out after a concussion mean worse memory?", ["passing out", "concussion", "memory"]),
+        # "caught", "carrying", "letting", "hurt" and "end up" are verbs; "tricky" is how patients ask
+        ("Is hepatitis C in Israel mostly caught in hospital?", ["hepatitis C", "Israel", "hospital"]),
+        ("Are women in Israel carrying group B strep?", ["women", "Israel", "group B strep"]),
+        ("Is letting the wound breathe better?", ["wound"]),
+        (
+            "Does contamination of the graft hurt transplant results?",
+            ["contamination", "graft", "transplant"],
+        ),
+        ("Do teens who vape end up smoking cigarettes?", ["teens", "vape", "smoking cigarettes"]),
+        ("Is Google good for tricky immune cases?", ["Google", "immune"]),
     ],
 )
 def test_a_concept_is_the_noun_phrase_the_question_names(question: str, concepts: list[str]) -> None:
     assert [c.text for c in key_concepts(question, _df("x"), 0.03)] == concepts
+
+
+def test_a_question_that_opens_after_a_comma_names_its_subject() -> None:
+    """ "My mom is 82, is it safe ...?" had no subject, and the surgery passed no bar."""
+    assert (
+        asked_subject("My mom is 82, is it safe for her to have heart valve surgery?")
+        == "heart valve surgery"
+    )
+    assert asked_subject("I have asthma, can I take ibuprofen?") == "ibuprofen"
+    assert asked_subject("If the muscle aches continue, should I be concerned?") is None  # how patients ask
 
 
 def test_a_plural_abbreviation_is_covered_by_its_singular_and_spelt_out() -> None:
@@ -1021,6 +1054,43 @@ def test_lay_names_of_babies_are_covered_by_the_abstracts_words() -> None:
     babies = key_concepts("Do premature babies with sepsis benefit from IgM?", _df("x"), 0.03)[0]
     assert babies.text == "premature babies"
     assert covers(babies, _doc("", "Septic preterm infants received IgM-enriched immunoglobulin."))
+
+
+@pytest.mark.parametrize(
+    ("question", "written"),
+    [
+        ("Can vitamin C stop CRPS after a broken wrist?", "Vitamin C reduces CRPS after wrist fractures."),
+        (
+            "Does cocaine exposure in the womb cause delinquency?",
+            "Intrauterine cocaine exposure was measured.",
+        ),
+        ("Does a fever reaction to platelets matter?", "A febrile reaction to platelets was recorded."),
+        ("Is a tummy tuck safe?", "Seroma is common after abdominoplasty."),
+    ],
+)
+def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, written: str) -> None:
+    concepts = key_concepts(question, _df("x"), 0.03)
+    lay = next(c for c in concepts if c.text in ("broken wrist", "womb", "fever reaction", "tummy tuck"))
+    assert covers(lay, _doc("", written))
+    assert not covers(lay, _doc("", "Patients were followed for 12 months."))
+
+
+def test_a_brand_name_is_covered_by_its_generic_name() -> None:
+    abilify = key_concepts("Can Abilify make people gamble?", _df("x"), 0.03)[0]
+    assert abilify.text == "Abilify"
+    assert covers(abilify, _doc("", "Aripiprazole: a new risk factor for pathological gambling?"))
+    assert not covers(abilify, _doc("", "Olanzapine and pathological gambling."))
+    notes = respelling_notes([abilify], {0}, [Document(pmid="1", abstract="Aripiprazole and gambling.")])
+    assert "read 'Abilify' as 'Aripiprazole', another name of the same drug" in notes
+
+
+def test_a_concept_whose_other_name_is_indexed_was_indexed() -> None:
+    """ "no indexed abstract mentions 'Lipitor'" was said over six atorvastatin abstracts."""
+    lipitor = key_concepts("Does Lipitor cause muscle pain?", _df("x"), 0.03)[0]
+    assert not never_indexed(lipitor, _df("atorvastatin and myalgia"))
+    assert never_indexed(lipitor, _df("simvastatin and myalgia"))
+    tummy_tuck = key_concepts("Is a tummy tuck safe?", _df("x"), 0.03)[0]
+    assert not never_indexed(tummy_tuck, _df("seroma after abdominoplasty"))
 
 
 def test_passing_out_is_covered_by_its_clinical_names() -> None:
