@@ -140,6 +140,11 @@ def main() -> None:
         if pmid not in answer.cited_pmids:
             why = answer.abstain_reason or f"not covered: {answer.not_covered}, cited {answer.cited_pmids}"
             print(f"  not cited {pmid}: {answer.question} -- {why[:160]}")
+    brands = {brand for brand, _ in other_names.BRANDS}
+    for label in ("other name, table on", "other name, table off"):
+        asked_brand = [item for item in runs[label] if item[1].casefold() in brands]
+        cited = sum(1 for p, _, a in asked_brand if p in a.cited_pmids)
+        print(f"  asked by a brand name, {label}: source cited {cited} of {len(asked_brand)}")
     own_on, own_off = runs["own name, table on"], runs["own name, table off"]
     changed = sum(
         1 for (_, _, a), (_, _, b) in zip(own_on, own_off, strict=True) if a.cited_pmids != b.cited_pmids
