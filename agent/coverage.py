@@ -458,6 +458,18 @@ AGE_WORDS = [
     ("children", "paediatric"),
     ("children", "child"),
 ]
+# The words that cover an asked sex, one way: a trial "in eclampsia" writes of "maternal" outcomes, not of "women"
+# ("Is a C-section better than a normal birth for women with eclampsia?" said "not covered: women" over it); but
+# "Is X safe in pregnancy?" is not covered by a trial in women.
+SEX_WORDS = {
+    asked: frozenset(tokenize(words, stem=True))
+    for asked, words in [
+        ("women", "female females maternal pregnant pregnancy pregnancies mother mothers"),
+        ("woman", "female females maternal pregnant pregnancy pregnancies mother mothers"),
+        ("men", "male males"),
+        ("man", "male males"),
+    ]
+}
 _CHILD_PUGH = re.compile(r"\bchild(?:'s)?[-\s]+(?=(?:turcotte[-\s]+)?pugh\b)", re.IGNORECASE)
 # A test's plain name and the one abstracts write: "ultrasound" is "ultrasonography" (an appendicitis study in
 # children said only "abdominal ultrasonography").
@@ -1183,7 +1195,7 @@ def _has_term(term: str, terms: DocumentTerms, synonyms: bool = True) -> bool:
         )
     if term in terms.stems or american_spelling(term) in terms.spellings:
         return True
-    return synonyms and bool(SYNONYMS.get(term, set()) & terms.stems)
+    return synonyms and bool((SYNONYMS.get(term, set()) | SEX_WORDS.get(term, set())) & terms.stems)
 
 
 def read_as(concept: Concept, terms: DocumentTerms) -> str | None:

@@ -80,8 +80,9 @@ def main() -> None:
     print("  misread: " + ", ".join(wrong))
     # the agent reads a drug of its name tables as the entity whatever the model says (`asks_of_another_outcome`)
     ruled = read & ~np.asarray([names_a_drug(c["phrase"].casefold()) for c in cases])
+    right_ruled = int((ruled == outcome).sum())
     print(
-        f"  with the agent's drug rule (a drug of biocite.other_names is the entity): {int((ruled == outcome).sum())}/{len(cases)}"
+        f"  with the agent's drug rule (a drug of biocite.other_names is the entity): {right_ruled}/{len(cases)}"
     )
     diseases()
     time_horizons()

@@ -154,9 +154,9 @@ BRANDS: list[tuple[str, str]] = [
 # wrist?" said "not covered: broken wrist" over "Vitamin C reduces ... syndrome after wrist fractures").
 BROKEN_BONES: list[tuple[str, str]] = [
     (f"broken {part}", f"{part} fracture")
-    for part in """nose wrist hip ankle leg arm jaw rib ribs collarbone clavicle elbow finger toe bone bones neck back
-    shoulder skull heel foot hand thumb femur kneecap""".split()
-]
+    for part in """nose wrist hip ankle leg arm jaw rib ribs collarbone clavicle elbow finger toe bone bones shoulder
+    skull heel foot hand thumb femur kneecap""".split()
+]  # not "neck" (a "neck fracture" is mostly the femur's) nor "back" (vertebral fractures are written so)
 # Two medical names of one condition, an older and a newer one (lower case, words as the tokenizer splits them).
 CONDITIONS: list[tuple[str, str]] = [
     ("acute kidney injury", "acute renal failure"),
@@ -260,7 +260,7 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("die", "mortality"),  # "Does base deficit tell us who will die after a head injury?"
     ("tummy tuck", "abdominoplasty"),
     ("group b strep", "group b streptococcus"),
-    *(BROKEN_BONES),
+    *BROKEN_BONES,
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over
 # "Neonatal pyridoxine responsive convulsions due to isoniazid therapy"); used as LAY_NAMES are.

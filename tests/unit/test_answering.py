@@ -1075,6 +1075,18 @@ def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, wri
     assert not covers(lay, _doc("", "Patients were followed for 12 months."))
 
 
+def test_women_are_covered_by_maternal_patients_but_pregnancy_is_not_covered_by_women() -> None:
+    """An eclampsia trial writes of "maternal" outcomes, not of "women"; a trial in women is no trial in pregnancy."""
+    women = key_concepts("Is a C-section better for women with eclampsia?", _df("x"), 0.03, 0.0, 0.5)
+    asked = next(c for c in women if c.text == "women")
+    assert covers(asked, _doc("", "Maternal event rate was similar in the cesarean arm."))
+    assert not covers(asked, _doc("", "Event rates were similar in the cesarean arm."))
+    pregnancy = next(
+        c for c in key_concepts("Is aspirin safe in pregnancy?", _df("x"), 0.03) if c.text == "pregnancy"
+    )
+    assert not covers(pregnancy, _doc("", "Aspirin was safe in women aged 40 to 60."))
+
+
 def test_a_brand_name_is_covered_by_its_generic_name() -> None:
     abilify = key_concepts("Can Abilify make people gamble?", _df("x"), 0.03)[0]
     assert abilify.text == "Abilify"
