@@ -461,15 +461,9 @@ AGE_WORDS = [
 # The words that cover an asked sex, one way: a trial "in eclampsia" writes of "maternal" outcomes, not of "women"
 # ("Is a C-section better than a normal birth for women with eclampsia?" said "not covered: women" over it); but
 # "Is X safe in pregnancy?" is not covered by a trial in women.
-SEX_WORDS = {
-    asked: frozenset(tokenize(words, stem=True))
-    for asked, words in [
-        ("women", "female females maternal pregnant pregnancy pregnancies mother mothers"),
-        ("woman", "female females maternal pregnant pregnancy pregnancies mother mothers"),
-        ("men", "male males"),
-        ("man", "male males"),
-    ]
-}
+_WOMEN_WORDS = frozenset(tokenize("female maternal pregnant pregnancy mothers", stem=True))
+_MEN_WORDS = frozenset(tokenize("male", stem=True))
+SEX_WORDS = {"women": _WOMEN_WORDS, "woman": _WOMEN_WORDS, "men": _MEN_WORDS, "man": _MEN_WORDS}
 _CHILD_PUGH = re.compile(r"\bchild(?:'s)?[-\s]+(?=(?:turcotte[-\s]+)?pugh\b)", re.IGNORECASE)
 # A test's plain name and the one abstracts write: "ultrasound" is "ultrasonography" (an appendicitis study in
 # children said only "abdominal ultrasonography").
@@ -825,7 +819,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             elif low in SETTING_PREPOSITIONS and (words or pending not in _GOES_ON.get(low, {"outcome"})):
                 pending, opened_by = "setting", low
             elif (
-                (low in QUESTION_OPENERS or (i == 0 and low == "and"))
+                (low in QUESTION_OPENERS or (i == 0 and low == "and"))  # a chat's "And | aspirin?"
                 and at_opening
                 and not subject_seen
                 and (words or not pending)
@@ -1182,7 +1176,8 @@ def _other_number(word: str) -> str | None:
 
 def _has_term(term: str, terms: DocumentTerms, synonyms: bool = True) -> bool:
     """A stem among the abstract's stems (either spelling, or with `synonyms` its other name: "hepat" /
-    "liver", "older" / "elderly"), or a compound ("vitamin d") as a phrase of its words."""
+    "liver", "older" / "elderly", or one way a word of the asked sex: "women" / "maternal"), or a compound
+    ("vitamin d") as a phrase of its words."""
     if " " in term:  # as written, or its words' stems ("grades C" is covered by "grade C")
         if asked := designators.of_token(term):  # "type 2": "type II", "T2DM", "types 1 and 2" ...
             return designators.covered(asked, terms.text)
