@@ -251,7 +251,7 @@ LAY_NAMES: list[tuple[str, str]] = [
     # deficit ... predict mortality in patients with severe traumatic brain injury"
     ("head injury", "traumatic brain injury"),
     ("death", "mortality"),
-    # "Do IVF mothers have more C-sections?"; "cocaine exposure in the womb"; "a fever reaction to platelets"
+    # "Do IVF mothers have more C-sections?", "cocaine exposure in the womb", "a fever reaction to platelets"
     ("c section", "cesarean section"),
     ("c section", "caesarean section"),
     ("womb", "uterus"),
@@ -271,9 +271,9 @@ PEOPLE: list[tuple[str, str]] = [
     ("babies", "infants"),
     ("baby", "infant"),
     ("premature", "preterm"),
-    ("old people", "elderly"),
+    ("old people", "elderly"),  # "old" alone is no concept ("a 5-year-old")
     ("teens", "adolescents"),
-    ("teenagers", "adolescents"),  # "old" alone is no concept ("a 5-year-old")
+    ("teenagers", "adolescents"),
 ]
 
 
