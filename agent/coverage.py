@@ -114,6 +114,7 @@ GENERIC = frozenset(
         correlation exist exists work works help helps matter benefit benefits benefit require requires need
         needed necessary safe safety effective effectiveness efficacy efficacious beneficial reliable
         reliability accurate accuracy valid validity better worse higher lower more less good poor
+        harder easier safer riskier
         outcome outcomes patient patients people person persons individuals subject subjects study studies
         trial trials evidence treatment treatments therapy risk risks factor factors level levels rate
         rates value values really truly actually any compared comparison versus among adults adult case
@@ -143,7 +144,7 @@ CONVERSATIONAL = frozenset(
         bad main miss supposed fear wean pick turn turned quit breathe stop medicine medicines med meds generally
         suggest suggests recommend recommends suddenly abruptly
         tricky odd weird strange concerned worried along last later afterwards afterward eventually nowadays
-        anymore soon sooner idea ideas""",
+        anymore soon sooner idea ideas problem problems""",
         stem=True,
     )
 )
@@ -190,7 +191,7 @@ VERBS = frozenset(
         put puts took taken given cure cures approve approves approved eat eats swallow swallows pierce pierced
         reconsider reconsiders rely relies avoid avoids start starts begin begins move moves wait waits remove
         removes catch catches caught carry carries carrying carried let lets letting bring brings brought decide
-        decides""",
+        decides find finds finding pay pays paid""",
         stem=True,
     )
 )
@@ -447,7 +448,7 @@ ORGAN_WORDS = [
     ("hepatic", "liver"), ("renal", "kidney"), ("cardiac", "heart"), ("pulmonary", "lung"),
     ("cerebral", "brain"), ("gastric", "stomach"), ("cutaneous", "skin"), ("dermal", "skin"),
     ("ocular", "eye"), ("dental", "tooth"), ("dental", "teeth"), ("osseous", "bone"), ("muscular", "muscle"),
-    ("nasal", "nose"), ("splenic", "spleen"), ("mammary", "breast"),
+    ("nasal", "nose"), ("splenic", "spleen"), ("mammary", "breast"), ("ureteral", "ureter"), ("ureteric", "ureter"),
 ]  # fmt: skip
 # Words of age groups that name the same population: "older patients" are the abstract's "elderly", "children"
 # its "pediatric" patients or "a child". "Child-Pugh" (a surname) is no child: an abstract's "Child-Pugh" is read

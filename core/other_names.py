@@ -260,6 +260,21 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("die", "mortality"),  # "Does base deficit tell us who will die after a head injury?"
     ("tummy tuck", "abdominoplasty"),
     ("group b strep", "group b streptococcus"),
+    # "Is keyhole surgery for acid reflux safe in old people?"; "Can paramedics ...?" over "EMS professionals"
+    ("keyhole surgery", "laparoscopic"),
+    ("keyhole surgery", "laparoscopy"),
+    ("acid reflux", "gastroesophageal reflux"),
+    ("acid reflux", "gerd"),
+    ("paramedics", "emergency medical services"),
+    # "Do women do worse after gallbladder removal by keyhole surgery?"; "Is stitching the nose better than packing?"
+    ("gallbladder removal", "cholecystectomy"),
+    ("stitches", "sutures"),
+    # "Does platelet-rich plasma help healing after wisdom teeth are pulled?"; "putting off an appendix operation"
+    ("wisdom teeth", "third molars"),
+    ("wisdom tooth", "third molar"),
+    ("appendix operation", "appendectomy"),
+    ("appendix removal", "appendectomy"),
+    ("appendix surgery", "appendectomy"),
     *BROKEN_BONES,
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over
