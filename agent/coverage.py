@@ -308,10 +308,11 @@ CONDITION_NOUNS = frozenset(
 # names the outcome, "Does pretreatment with | statins" and "Is there a role for | leukocyte counts" the subject
 # (by default only the outcome stays).
 _GOES_ON = {"with": {"outcome", "subject"}, "for": {"outcome", "subject"}}
-# The words of an age group or a sex ("for | children", "for | pregnant women"): a population, as after "in".
+# The words of an age group or a sex ("for | children", "for | pregnant women"): a population, as after "in". An
+# age compared ("And for younger patients?" after a question in the elderly) names one too.
 POPULATION_WORDS = frozenset(
     word for axis in ("age", "sex") for group in AXES[axis].values() for words in group for word in words
-)
+) | {"young", "younger"}
 
 
 def _lows(words: list[str]) -> list[str]:

@@ -212,6 +212,16 @@ def test_a_follow_up_asks_what_it_does_not_replace_of_its_context(
     assert [c.label for c in harms] == ["budesonide-formoterol", "mild asthma"]
 
 
+def test_a_younger_age_after_for_takes_the_place_of_the_elderly() -> None:
+    """ "And for younger patients?" after a question in the elderly kept the elderly and dropped the surgery."""
+    df = _df("keyhole surgery elderly younger patients")
+    bars = (0.03, 0.5, 0.5, 0.5)
+    context = key_concepts("Is keyhole surgery safe in the elderly?", df, *bars)
+    own = key_concepts("And for younger patients?", df, *bars)
+    carried = carried_concepts(own, context, asks_again=True, refers_back=False)
+    assert [c.label for c in own + carried] == ["younger patients", "keyhole surgery"]
+
+
 def test_another_of_a_kind_the_question_before_named_takes_its_place() -> None:
     """ "What about hip replacement?" after a question on bleeding after knee replacement asks of tranexamic acid
     and bleeding after hip replacement: it had been read as another entity, and the knee was kept."""
