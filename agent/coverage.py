@@ -695,12 +695,12 @@ STOPWORD_PHRASES = (
     # a phrasal verb of a lay name: "passing out" (fainting), in its forms
     *((form, "out") for form in ("pass", "passes", "passed", "passing")),
     *(tuple(verb.split()) for verb in sorted(PHRASAL_VERBS)),
-    # the lay names with a stop word inside ("shortness of breath", "loss of consciousness"; "ringing in the ears"
-    # had been "ringing" and "ears")
+    # the lay names with a stop word in them ("shortness of breath", "loss of consciousness"; "ringing in the ears"
+    # had been "ringing" and "ears", "having your tonsils out" "tonsils")
     *(
         tuple(name.split())
         for name in sorted({n for pair in other_names.LAY_NAMES for n in pair})
-        if len(name.split()) > 2 and STOPWORDS & set(name.split())
+        if len(name.split()) > 1 and STOPWORDS & set(name.split())
     ),
 )
 

@@ -275,6 +275,11 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("appendix operation", "appendectomy"),
     ("appendix removal", "appendectomy"),
     ("appendix surgery", "appendectomy"),
+    # "What are the side effects of having your tonsils out?"; "the best treatment for a broken collarbone"
+    ("tonsils out", "tonsillectomy"),
+    ("tonsil removal", "tonsillectomy"),
+    ("broken collarbone", "clavicle fracture"),
+    ("broken collarbone", "clavicular fracture"),
     *BROKEN_BONES,
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over

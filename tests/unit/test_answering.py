@@ -1099,12 +1099,28 @@ def test_lay_names_of_babies_are_covered_by_the_abstracts_words() -> None:
             "Is putting off an appendix operation safe?",
             "Appendectomy can be performed as a semielective surgery.",
         ),
+        (
+            "What are the side effects of having your tonsils out?",
+            "Morbidity after tonsillectomy was audited.",
+        ),
+        (
+            "Should a broken collarbone be operated on?",
+            "Operative treatment of midshaft clavicular fractures.",
+        ),
     ],
 )
 def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, written: str) -> None:
     concepts = key_concepts(question, _df("x"), 0.03)
     lay_names = ("broken wrist", "womb", "fever reaction", "tummy tuck", "keyhole surgery", "paramedics")
-    lay_names += ("gallbladder removal", "stitching", "ureter", "wisdom teeth", "appendix operation")
+    lay_names += (
+        "gallbladder removal",
+        "stitching",
+        "ureter",
+        "wisdom teeth",
+        "appendix operation",
+        "tonsils out",
+    )
+    lay_names += ("broken collarbone",)
     lay = next(c for c in concepts if c.text in lay_names)
     assert covers(lay, _doc("", written))
     assert not covers(lay, _doc("", "Patients were followed for 12 months."))
