@@ -114,7 +114,7 @@ GENERIC = frozenset(
         correlation exist exists work works help helps matter benefit benefits benefit require requires need
         needed necessary safe safety effective effectiveness efficacy efficacious beneficial reliable
         reliability accurate accuracy valid validity better worse higher lower more less good poor
-        harder easier safer riskier
+        harder easier safer riskier fewer
         outcome outcomes patient patients people person persons individuals subject subjects study studies
         trial trials evidence treatment treatments therapy risk risks factor factors level levels rate
         rates value values really truly actually any compared comparison versus among adults adult case
@@ -540,7 +540,11 @@ PLACE_WORDS = [
     ("canadian", "canada"), ("australian", "australia"), ("argentinian", "argentina"),
     ("chilean", "chile"), ("peruvian", "peru"), ("colombian", "colombia"), ("cuban", "cuba"),
 ]  # fmt: skip
-PLAIN_NAMES = ORGAN_WORDS + AGE_WORDS + TEST_WORDS + PLACE_WORDS
+# A sign's plain word and its clinical one: "bleeding" is a "haemorrhage" (a study of "post-tonsillectomy late
+# haemorrhages" did not cover "Is bleeding after tonsillectomy more likely at night?", and a trial of pain relief
+# after tonsillectomy that mentions bleeding was quoted instead). Coverage only: search keeps the asked word.
+SIGN_WORDS = [("bleeding", "hemorrhage"), ("bleeding", "haemorrhage")]
+PLAIN_NAMES = ORGAN_WORDS + AGE_WORDS + TEST_WORDS + SIGN_WORDS + PLACE_WORDS
 # the drugs' names, and the one-word names of conditions ("flu" / "influenza"); phrases are `_condition_written`'s
 OTHER_NAMES = (
     other_names.DRUGS

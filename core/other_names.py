@@ -280,6 +280,12 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("tonsil removal", "tonsillectomy"),
     ("broken collarbone", "clavicle fracture"),
     ("broken collarbone", "clavicular fracture"),
+    # "tiredness in Sjogren's", "being knocked out in a concussion", "Are repeated miscarriages linked to ...?"
+    ("tiredness", "fatigue"),
+    ("knocked out", "loss of consciousness"),
+    ("miscarriage", "spontaneous abortion"),
+    ("repeated miscarriages", "recurrent miscarriage"),
+    ("repeated miscarriages", "recurrent spontaneous abortion"),
     *BROKEN_BONES,
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over

@@ -1037,6 +1037,7 @@ def test_template_words_are_not_concepts() -> None:
         # "finding" is a verb, and "problems" are what a patient asks of, not what
         ("Is ultrasound better than CT for finding appendicitis?", ["ultrasound", "CT", "appendicitis"]),
         ("Does binge drinking cause problems with motor skills?", ["binge drinking", "motor skills"]),
+        ("Does a slow infusion cause fewer side effects?", ["slow infusion"]),
         (
             "Do people with migraines pay attention to headache pictures?",
             ["migraines", "attention", "headache pictures"],
@@ -1107,6 +1108,19 @@ def test_lay_names_of_babies_are_covered_by_the_abstracts_words() -> None:
             "Should a broken collarbone be operated on?",
             "Operative treatment of midshaft clavicular fractures.",
         ),
+        (
+            "Is bleeding after tonsillectomy worse at night?",
+            "Post-tonsillectomy late haemorrhages were counted.",
+        ),
+        ("Is tiredness in lupus linked to sleep?", "Fatigue in lupus was measured."),
+        (
+            "Are repeated miscarriages linked to X-inactivation?",
+            "Recurrent spontaneous abortion and X-inactivation.",
+        ),
+        (
+            "Does being knocked out in a concussion matter?",
+            "Loss of consciousness did not predict test scores.",
+        ),
     ],
 )
 def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, written: str) -> None:
@@ -1120,7 +1134,7 @@ def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, wri
         "appendix operation",
         "tonsils out",
     )
-    lay_names += ("broken collarbone",)
+    lay_names += ("broken collarbone", "bleeding", "tiredness", "repeated miscarriages", "knocked out")
     lay = next(c for c in concepts if c.text in lay_names)
     assert covers(lay, _doc("", written))
     assert not covers(lay, _doc("", "Patients were followed for 12 months."))
