@@ -1232,12 +1232,25 @@ def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Docu
                 notes.append(f"read {asked!r} as {written!r}: no indexed abstract has {asked!r}")
                 break
             if named := _other_word_name(asked, key, terms):
-                notes.append(f"read {asked!r} as {named[0]!r}, another name of the same {named[1]}")
+                notes.append(f"read {asked!r} as {named[0]!r}, {_name_kind(asked, named[1])}")
                 break
             if written := _condition_written(concept, terms):
-                notes.append(f"read {concept.text!r} as {written!r}, another name of the same condition")
+                notes.append(f"read {concept.text!r} as {written!r}, {_name_kind(concept.text, 'condition')}")
                 break
     return notes
+
+
+@lru_cache(maxsize=1)
+def _lay_phrases() -> frozenset[str]:
+    return frozenset(_stemmed_phrase(lay) for lay, _ in other_names.LAY_NAMES)
+
+
+def _name_kind(asked: str, kind: str) -> str:
+    """What the reading note calls the written name: a patient's word is read as "its medical name" ("keyhole
+    surgery" is no condition), a drug's or condition's other name as "another name of the same drug"."""
+    return (
+        "its medical name" if _stemmed_phrase(asked) in _lay_phrases() else f"another name of the same {kind}"
+    )
 
 
 def _other_word_name(asked: str, key: str, terms: DocumentTerms) -> tuple[str, str] | None:

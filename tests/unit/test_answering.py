@@ -425,7 +425,7 @@ def test_a_condition_is_covered_by_its_other_name() -> None:
     assert covers(flu, _doc("", "Influenza vaccination reduced hospital admissions in the elderly."))
     assert not covers(flu, _doc("", "Pneumococcal vaccination reduced hospital admissions in the elderly."))
     notes = respelling_notes([flu], {0}, [Document(pmid="1", abstract="Influenza vaccination worked.")])
-    assert notes == ["read 'flu' as 'Influenza', another name of the same condition"]
+    assert notes == ["read 'flu' as 'Influenza', its medical name"]
 
 
 def test_death_and_a_head_injury_are_covered_by_mortality_and_a_traumatic_brain_injury() -> None:
@@ -1159,6 +1159,18 @@ def test_a_brand_name_is_covered_by_its_generic_name() -> None:
     assert not covers(abilify, _doc("", "Olanzapine and pathological gambling."))
     notes = respelling_notes([abilify], {0}, [Document(pmid="1", abstract="Aripiprazole and gambling.")])
     assert "read 'Abilify' as 'Aripiprazole', another name of the same drug" in notes
+
+
+def test_a_patients_word_is_read_as_its_medical_name() -> None:
+    """ "read 'keyhole surgery' as 'laparoscopic', another name of the same condition" named a procedure a condition."""
+    keyhole = key_concepts("Is keyhole surgery safe in the elderly?", _df("x"), 0.03)[0]
+    notes = respelling_notes(
+        [keyhole], {0}, [Document(pmid="1", abstract="Laparoscopic fundoplication is safe.")]
+    )
+    assert notes == ["read 'keyhole surgery' as 'laparoscopic', its medical name"]
+    seizures = key_concepts("Do seizures recur?", _df("x"), 0.03)[0]  # two medical names: no patient's word
+    notes = respelling_notes([seizures], {0}, [Document(pmid="1", abstract="Convulsions recurred.")])
+    assert notes == ["read 'seizures' as 'Convulsions', another name of the same condition"]
 
 
 def test_a_concept_whose_other_name_is_indexed_was_indexed() -> None:
