@@ -114,7 +114,7 @@ GENERIC = frozenset(
         correlation exist exists work works help helps matter benefit benefits benefit require requires need
         needed necessary safe safety effective effectiveness efficacy efficacious beneficial reliable
         reliability accurate accuracy valid validity better worse higher lower more less good poor
-        harder easier safer riskier fewer
+        harder easier safer riskier fewer enough chance chances
         outcome outcomes patient patients people person persons individuals subject subjects study studies
         trial trials evidence treatment treatments therapy risk risks factor factors level levels rate
         rates value values really truly actually any compared comparison versus among adults adult case
@@ -191,7 +191,7 @@ VERBS = frozenset(
         put puts took taken given cure cures approve approves approved eat eats swallow swallows pierce pierced
         reconsider reconsiders rely relies avoid avoids start starts begin begins move moves wait waits remove
         removes catch catches caught carry carries carrying carried let lets letting bring brings brought decide
-        decides find finds finding pay pays paid""",
+        decides find finds finding pay pays paid keep keeps kept keeping call calls called calling""",
         stem=True,
     )
 )

@@ -286,6 +286,8 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("miscarriage", "spontaneous abortion"),
     ("repeated miscarriages", "recurrent miscarriage"),
     ("repeated miscarriages", "recurrent spontaneous abortion"),
+    ("saving the leg", "limb salvage"),  # "Is saving the leg better than amputation for quality of life?"
+    ("saving the limb", "limb salvage"),
     *BROKEN_BONES,
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over
