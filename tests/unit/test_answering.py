@@ -1130,17 +1130,11 @@ def test_lay_names_of_babies_are_covered_by_the_abstracts_words() -> None:
 )
 def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, written: str) -> None:
     concepts = key_concepts(question, _df("x"), 0.03)
-    lay_names = ("broken wrist", "womb", "fever reaction", "tummy tuck", "keyhole surgery", "paramedics")
-    lay_names += (
-        "gallbladder removal",
-        "stitching",
-        "ureter",
-        "wisdom teeth",
-        "appendix operation",
-        "tonsils out",
-    )
-    lay_names += ("broken collarbone", "bleeding", "tiredness", "repeated miscarriages", "knocked out")
-    lay_names += ("saving the leg",)
+    lay_names = (
+        "broken wrist", "womb", "fever reaction", "tummy tuck", "keyhole surgery", "paramedics",
+        "gallbladder removal", "stitching", "ureter", "wisdom teeth", "appendix operation", "tonsils out",
+        "broken collarbone", "bleeding", "tiredness", "repeated miscarriages", "knocked out", "saving the leg",
+    )  # fmt: skip
     lay = next(c for c in concepts if c.text in lay_names)
     assert covers(lay, _doc("", written))
     assert not covers(lay, _doc("", "Patients were followed for 12 months."))
