@@ -25,6 +25,7 @@ nor a name whose words search would read apart into common ones ("cerebrovascula
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import TypeVar
@@ -314,8 +315,25 @@ def _pairs_by_name(pairs: Iterable[tuple[N, N]]) -> dict[N, tuple[N, ...]]:
     return {name: tuple(others) for name, others in names.items()}
 
 
+# The particle of a phrasal lay name ("passing out", "knocked out", "tonsils out"): a stop word elsewhere, but
+# without it the name is another, common word. Kept as a word of names and of the texts searched for them, so
+# "first-pass imaging" adds no "syncope" to a search, "tonsils and adenoids" no "tonsillectomy".
+PARTICLES = frozenset({"out", "up", "down", "off"})
+_WORD = re.compile(r"[^\W_]+(?:[-/][^\W_]+)*")
+
+
+@lru_cache(maxsize=4096)
+def _word_stems(word: str) -> tuple[str, ...]:
+    return (word,) if word in PARTICLES else tuple(tokenize(word, stem=True))
+
+
+def _stems(text: str) -> list[str]:
+    """The text's stems, stop words out but particles in."""
+    return [stem for word in _WORD.findall(text.casefold()) for stem in _word_stems(word)]
+
+
 def _stemmed(text: str) -> str:
-    return " ".join(tokenize(text, stem=True))
+    return " ".join(_stems(text))
 
 
 @lru_cache(maxsize=1)
@@ -415,7 +433,7 @@ def every_pair() -> list[tuple[str, str]]:
 @lru_cache(maxsize=256)
 def asked_names(question: str) -> Names:
     """The drugs and conditions a question names, as (their stems, the stems of each of their other names)."""
-    terms = set(tokenize(question, stem=True))
+    terms = set(_stems(question))
     inside = shadowed(question)  # "stomach flu" asks nothing of influenza
     return tuple(
         (name, others) for name, others in _stemmed_pairs().items() if name <= terms and not name <= inside
@@ -431,7 +449,7 @@ def named_otherwise(names: Names, text_terms: set[str]) -> set[str]:
 @lru_cache(maxsize=1)
 def _one_word_names() -> frozenset[str]:
     names = {n for pair in every_pair() for n in pair}
-    stems = [tokenize(n, stem=True) for n in names]
+    stems = [_stems(n) for n in names]
     return frozenset(s[0] for s in stems if len(s) == 1)
 
 
@@ -439,6 +457,6 @@ def _one_word_names() -> frozenset[str]:
 def shadowed(text: str) -> frozenset[str]:
     """Stems of one-word names inside a longer name the text names, which mean something else there: "stomach
     flu" is gastroenteritis, so its "flu" is not influenza."""
-    terms = set(tokenize(text, stem=True))
+    terms = set(_stems(text))
     inside = [name for name in _stemmed_pairs() if len(name) >= 2 and name <= terms]
     return frozenset().union(*inside) & _one_word_names()

@@ -487,6 +487,12 @@ def test_search_adds_the_other_names_a_query_names() -> None:
     assert search_names("Do teenagers who die young smoke?") == ["mortality", "adolescents"]
     # a verb of the phrase stems as its participle: "raise potassium" is "raised potassium" (hyperkalaemia)
     assert "hyperkalaemia" in search_names("Does suxamethonium raise potassium?")
+    # a phrasal lay name needs its particle: "first-pass imaging" is no fainting, "tonsils" no tonsillectomy
+    assert "syncope" in search_names("Does passing out after a concussion mean worse memory?")
+    assert search_names("Does steady-state imaging improve first-pass imaging?") == []
+    assert search_names("What are the side effects of having your tonsils out?") == ["tonsillectomy"]
+    assert search_names("What are tonsils and adenoids?") == []
+    assert asked_names("Do kidney stones pass on their own?") == asked_names("Do kidney stones form?")
 
 
 def test_a_name_inside_a_longer_one_is_not_read_as_its_other_name() -> None:
