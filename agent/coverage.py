@@ -114,7 +114,7 @@ GENERIC = frozenset(
         correlation exist exists work works help helps matter benefit benefits benefit require requires need
         needed necessary safe safety effective effectiveness efficacy efficacious beneficial reliable
         reliability accurate accuracy valid validity better worse higher lower more less good poor
-        harder easier safer riskier fewer enough chance chances
+        harder easier safer riskier fewer enough chance chances instead
         outcome outcomes patient patients people person persons individuals subject subjects study studies
         trial trials evidence treatment treatments therapy risk risks factor factors level levels rate
         rates value values really truly actually any compared comparison versus among adults adult case
@@ -154,7 +154,7 @@ CONVERSATIONAL = frozenset(
 # "How common is | brain metastasis ...?" had the subject "common", and the entity went unchecked.
 QUANTITIES_AND_FORMS = frozenset(
     tokenize(
-        """common frequent frequently often prevalent rare usual typical
+        """common frequent frequently often prevalent rare usual typical sometimes occasionally usually
         many much some most every various two three four five six seven eight nine ten once twice like unlike
         besides pill pills tablet tablets capsule capsules cream creams ointment ointments lotion lotions spray
         sprays prescription prescriptions""",
@@ -191,7 +191,7 @@ VERBS = frozenset(
         put puts took taken given cure cures approve approves approved eat eats swallow swallows pierce pierced
         reconsider reconsiders rely relies avoid avoids start starts begin begins move moves wait waits remove
         removes catch catches caught carry carries carrying carried let lets letting bring brings brought decide
-        decides find finds finding pay pays paid keep keeps kept keeping call calls called calling""",
+        decides find finds finding pay pays paid keep keeps kept keeping call calls called calling send sends sent""",
         stem=True,
     )
 )
@@ -219,9 +219,11 @@ EFFECT_VERBS = frozenset(
     minimises boost boosts restore restores stimulate stimulates eliminate eliminates enhance enhances promote
     promotes inhibit inhibits trigger triggers accelerate accelerates impair impairs extend extends predispose
     predisposes treat treats cure cures diagnose diagnoses diagnosing detect detects detecting harm harms
-    damage damages injure injures hurt hurts toxic harmful dangerous reverse reverses provoke provokes precipitate
-    precipitates""".split()
+    damage damages injure injures hurt hurts kill kills toxic harmful dangerous reverse reverses provoke provokes
+    precipitate precipitates""".split()
 )
+# ... and phrasal ones: "Can stress bring on | a heart attack?" had no concept (each one word, `PHRASAL_VERBS`)
+EFFECT_VERBS |= {f"{form} on" for form in ("bring", "brings", "brought", "bringing")}
 # Effect verbs that are nouns too: after a word of the asked outcome (or of a chunk of no role) they are its head
 # ("Do statins cause muscle | damage?" had the outcome "muscle"); after the entity asked about or the setting,
 # the verb ("Does smoking | damage the lungs?", "Does hyperfiltration in pregnancy | damage the kidney?").
@@ -543,7 +545,7 @@ PLACE_WORDS = [
 # A sign's plain word and its clinical one: "bleeding" is a "haemorrhage" (a study of "post-tonsillectomy late
 # haemorrhages" did not cover "Is bleeding after tonsillectomy more likely at night?", and a trial of pain relief
 # after tonsillectomy that mentions bleeding was quoted instead). Coverage only: search keeps the asked word.
-SIGN_WORDS = [("bleeding", "hemorrhage"), ("bleeding", "haemorrhage")]
+SIGN_WORDS = [("bleeding", "hemorrhage"), ("bleeding", "haemorrhage"), ("stiff", "rigid")]
 PLAIN_NAMES = ORGAN_WORDS + AGE_WORDS + TEST_WORDS + SIGN_WORDS + PLACE_WORDS
 # the drugs' names, and the one-word names of conditions ("flu" / "influenza"); phrases are `_condition_written`'s
 OTHER_NAMES = (
@@ -565,10 +567,21 @@ CUT_WORDS = (GENERIC, ASPECTS, VERBS, CONVERSATIONAL, QUANTITIES_AND_FORMS)  # a
 NOUN_ENDINGS = ("ment", "ments", "ion", "ions", "ance", "ances", "ence", "ences", "al", "als")
 
 
+# Verbs whose other forms are nouns of concepts ("running", "wound healing"), so they cut as written only: "Do
+# nasal polyps run in families?" had the concept "nasal polyps run", "Can music calm patients ...?" "music calm".
+WRITTEN_VERBS = frozenset("run runs heal heals calm calms soothe soothes".split())
+
+
 def _cuts(low: str, stem: str) -> bool:
     """Whether a word (lower case, and its stem) ends a chunk as one of the `CUT_WORDS`."""
     noun = low.endswith(NOUN_ENDINGS)
-    return any(stem in words for words in CUT_WORDS if not (noun and words is VERBS))
+    return low in WRITTEN_VERBS or any(stem in words for words in CUT_WORDS if not (noun and words is VERBS))
+
+
+def _breaks_phrase(low: str) -> bool:
+    """Whether a lower-case word would cut a phrase it is in: a stop word, or one a chunk ends at."""
+    stem = _stem(low)
+    return low in STOPWORDS or stem is None or _cuts(low, stem)
 
 
 @dataclass
@@ -686,8 +699,11 @@ def defined_abbreviations(question: str) -> dict[str, str]:
     return found
 
 
-# Phrasal verbs that end a chunk as a verb does: "Do teens who vape | end up | smoking?" had the concept "vape end".
-PHRASAL_VERBS = frozenset(f"{form} up" for form in ("end", "ends", "ended", "ending"))
+# Phrasal verbs that end a chunk as a verb does: "Do teens who vape | end up | smoking?" had the concept "vape end",
+# "Does honey | speed up | wound healing?" "honey speed".
+PHRASAL_VERBS = frozenset(
+    f"{form} up" for form in ("end", "ends", "ended", "ending", "speed", "speeds", "sped", "speeding")
+) | {verb for verb in EFFECT_VERBS if " " in verb}
 # Names of outcomes and conditions with a stop word inside, each one phrase: cut at "of", "quality of life" was
 # the outcome "quality", which "high-quality usual care" covered (7 PubMedQA development questions ask of it).
 STOPWORD_PHRASES = (
@@ -700,11 +716,12 @@ STOPWORD_PHRASES = (
     *((form, "out") for form in ("pass", "passes", "passed", "passing")),
     *(tuple(verb.split()) for verb in sorted(PHRASAL_VERBS)),
     # the lay names with a stop word in them ("shortness of breath", "loss of consciousness"; "ringing in the ears"
-    # had been "ringing" and "ears", "having your tonsils out" "tonsils")
+    # had been "ringing" and "ears", "having your tonsils out" "tonsils"), or a word a chunk ends at ("a breathing
+    # machine" had been "machine")
     *(
         tuple(name.split())
         for name in sorted({n for pair in other_names.LAY_NAMES for n in pair})
-        if len(name.split()) > 1 and STOPWORDS & set(name.split())
+        if len(name.split()) > 1 and any(_breaks_phrase(word) for word in name.split())
     ),
 )
 
@@ -1234,8 +1251,9 @@ def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Docu
             if named := _other_word_name(asked, key, terms):
                 notes.append(f"read {asked!r} as {named[0]!r}, {_name_kind(asked, named[1])}")
                 break
-            if written := _condition_written(concept, terms):
-                notes.append(f"read {concept.text!r} as {written!r}, {_name_kind(concept.text, 'condition')}")
+            if found := _condition_written(concept, terms):
+                asked, written = found
+                notes.append(f"read {asked!r} as {written!r}, {_name_kind(asked, 'condition')}")
                 break
     return notes
 
@@ -1271,24 +1289,36 @@ def _stemmed_phrase(text: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _condition_phrases() -> dict[str, list[tuple[str, str]]]:
-    """Stemmed condition name -> (stemmed, written) of its other names (`biocite.other_names`)."""
+def _condition_phrases() -> dict[str, tuple[str, list[tuple[str, str]]]]:
+    """Stemmed condition name -> (the name, (stemmed, written) of its other names) (`biocite.other_names`)."""
     pairs = other_names.CONDITIONS + other_names.LAY_NAMES
-    names = {name for pair in pairs for name in pair}
-    return {
-        _stemmed_phrase(name): [(_stemmed_phrase(o), o) for o in other_names.condition_names(name)]
-        for name in names
-    }
+    phrases: dict[str, tuple[str, list[tuple[str, str]]]] = {}
+    for name in sorted({name for pair in pairs for name in pair}):  # "wisdom tooth" and "wisdom teeth": both
+        others = phrases.setdefault(_stemmed_phrase(name), (name, []))[1]
+        others.extend((_stemmed_phrase(o), o) for o in other_names.condition_names(name))
+    return phrases
 
 
-def _condition_written(concept: Concept, terms: DocumentTerms) -> str | None:
-    """The other name of the condition the concept is ("heart attacks"), if the abstract writes it
-    ("myocardial infarction") and not the asked one."""
+def _condition_written(concept: Concept, terms: DocumentTerms) -> tuple[str, str] | None:
+    """The condition the concept is ("heart attacks"), or a name inside it that holds its distinguishing word
+    (the "clot busting" of "clot-busting drugs"), and the other name of it the abstract writes
+    ("myocardial infarction", "thrombolysis"), if the abstract writes that and not the asked one."""
     asked = _stemmed_phrase(concept.text)
-    others = _condition_phrases().get(asked)
-    if not others or f" {asked} " in terms.stem_flat:
+    stemmed = _named_inside(asked, frozenset(_stemmed_phrase(concept.terms[0]).split()))
+    if stemmed is None or f" {stemmed} " in terms.stem_flat:
         return None
-    return next((name for stemmed, name in others if f" {stemmed} " in terms.stem_flat), None)
+    name, others = _condition_phrases()[stemmed]
+    name = concept.text if stemmed == asked else name
+    return next(((name, written) for other, written in others if f" {other} " in terms.stem_flat), None)
+
+
+@lru_cache(maxsize=4096)
+def _named_inside(asked: str, key: frozenset[str]) -> str | None:
+    """The condition name (stemmed) the stemmed phrase is, else the longest one inside it holding the key."""
+    if asked in _condition_phrases():
+        return asked
+    inside = [n for n in _condition_phrases() if f" {n} " in f" {asked} " and key <= set(n.split())]
+    return max(inside, key=lambda n: len(n.split()), default=None)
 
 
 @dataclass

@@ -289,6 +289,34 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("repeated miscarriages", "recurrent spontaneous abortion"),
     ("saving the leg", "limb salvage"),  # "Is saving the leg better than amputation for quality of life?"
     ("saving the limb", "limb salvage"),
+    # "Does inhaled heparin prevent pneumonia in patients on a breathing machine?" (concept "machine") over
+    # "ventilated ICU patients"; "Are women helped differently by clot-busting drugs after a stroke?"
+    ("breathing machine", "ventilator"),
+    ("breathing machine", "mechanical ventilation"),
+    ("clot busting", "thrombolysis"),
+    ("clot busting", "thrombolytic"),
+    # "Is having your gallbladder out as a day case safe?" quoted radiotherapy for gallbladder carcinoma
+    ("gallbladder out", "cholecystectomy"),
+    ("gallbladder surgery", "cholecystectomy"),
+    ("strep throat", "streptococcal pharyngitis"),
+    ("live longer", "survival"),  # "Does putting in a feeding tube help people live longer?"
+    # "Does the age when undescended testicles are operated on affect whether the testicle survives?"
+    ("testicle", "testis"),
+    ("testicles", "testis"),
+    # "Should I keep taking my diabetes tablets when I start insulin?"
+    ("diabetes tablets", "oral hypoglycemic agents"),
+    ("diabetes pills", "oral hypoglycemic agents"),
+    # "Do ear drops after grommets cause a runny ear?" over "topical N-acetylcysteine after myringotomy ... otorrhea"
+    ("grommets", "tympanostomy tubes"),
+    ("grommets", "ventilation tubes"),
+    ("runny ear", "otorrhea"),
+    ("runny ear", "otorrhoea"),
+    # "Can a CT scan find cancer that has spread to the bones?" quoted abstracts on CT of the abdomen
+    ("spread to the bones", "bone metastases"),
+    ("spread to the liver", "liver metastases"),
+    ("spread to the brain", "brain metastases"),
+    ("spread to the lungs", "lung metastases"),
+    ("city", "urban"),  # "Does living in a city raise the risk of chronic disease?"
     *BROKEN_BONES,
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over
@@ -303,6 +331,7 @@ PEOPLE: list[tuple[str, str]] = [
     ("old people", "elderly"),  # "old" alone is no concept ("a 5-year-old")
     ("teens", "adolescents"),
     ("teenagers", "adolescents"),
+    ("carers", "caregivers"),  # "Do family meetings stop carers of people with dementia getting depressed?"
 ]
 
 

@@ -659,6 +659,9 @@ def test_a_verb_of_effect_ends_the_subject_and_names_the_outcome() -> None:
     reversal = "Can lipid emulsion reverse bupivacaine cardiotoxicity?"
     assert asked_outcome(reversal) == "bupivacaine cardiotoxicity"
     assert asked_outcome("Does caffeine provoke panic attacks?") == "panic attacks"
+    # a phrasal verb of effect: "Can stress bring on a heart attack?" named no concept at all
+    assert asked_outcome("Can stress bring on a heart attack?") == "heart attack"
+    assert asked_subject("Can stress bring on a heart attack?") == "stress"
 
 
 def test_make_worse_names_the_outcome() -> None:
@@ -914,7 +917,7 @@ def test_letter_compounds_and_age_groups() -> None:
     C"), "high-sensitivity C-reactive protein" (the letter was glued to "sensitivity"), "older patients" (it
     says "elderly")."""
     df = _df("grade C oesophagitis", "C-reactive protein", "elderly", n_other=4)
-    grades = key_concepts("Do Los Angeles grades C and D heal?", df, 0.5)[0]
+    grades = key_concepts("Do Los Angeles grades C and D oesophagitis heal?", df, 0.5)[0]
     assert grades.terms[0] == "grades c d" and covers(grades, _doc("", "Healing of grade C oesophagitis."))
     # either grade asked about (agent/designators.py), but not a letter alone nor another grade
     assert covers(grades, _doc("", "Grade D oesophagitis healed."))
@@ -1052,6 +1055,16 @@ def test_template_words_are_not_concepts() -> None:
             "Do people with migraines pay attention to headache pictures?",
             ["migraines", "attention", "headache pictures"],
         ),
+        # "run", "calm" and "heal" are verbs as written ("running" and "wound healing" are things); "sometimes"
+        # says how often; a lay name the chunk would cut is one concept ("breathing" is how patients ask)
+        ("Do nasal polyps run in families?", ["nasal polyps", "families"]),
+        ("Does running cause knee arthritis?", ["running", "knee arthritis"]),
+        ("Can music calm patients on a breathing machine?", ["music", "breathing machine"]),
+        ("Can a broken elbow sometimes heal without surgery?", ["broken elbow", "surgery"]),
+        ("Does honey speed up wound healing?", ["honey", "wound healing"]),
+        # "sent" is a verb and "instead" compares
+        ("Are people with schizophrenia sent to worse nursing homes?", ["schizophrenia", "nursing homes"]),
+        ("Is chemoradiation instead of surgery safe?", ["chemoradiation", "surgery"]),
     ],
 )
 def test_a_concept_is_the_noun_phrase_the_question_names(question: str, concepts: list[str]) -> None:
@@ -1132,6 +1145,26 @@ def test_lay_names_of_babies_are_covered_by_the_abstracts_words() -> None:
             "Loss of consciousness did not predict test scores.",
         ),
         ("Is saving the leg better than amputation?", "Limb-salvage surgery offers better gait efficiency."),
+        (
+            "Does heparin prevent pneumonia in patients on a breathing machine?",
+            "Nebulized heparin in mechanically ventilated patients.",
+        ),
+        (
+            "Are women helped differently by clot-busting drugs?",
+            "Intravenous thrombolysis in women and men.",
+        ),
+        ("Is having your gallbladder out as a day case safe?", "Day case cholecystectomy is safe."),
+        (
+            "Could a stiff chest be why people die so fast from fentanyl?",
+            "Chest wall rigidity after fentanyl.",
+        ),
+        ("Do newer birth control pills cause clots?", "Newer oral contraceptives and thromboembolism."),
+        (
+            "Can a CT scan find cancer that has spread to the bones?",
+            "CT for bone metastases of breast cancer.",
+        ),
+        ("Does living in a city raise the risk of diabetes?", "Urban residence and diabetes."),
+        ("Do carers of people with dementia get depressed?", "Depression in family caregivers."),
     ],
 )
 def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, written: str) -> None:
@@ -1140,6 +1173,8 @@ def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, wri
         "broken wrist", "womb", "fever reaction", "tummy tuck", "keyhole surgery", "paramedics",
         "gallbladder removal", "stitching", "ureter", "wisdom teeth", "appendix operation", "tonsils out",
         "broken collarbone", "bleeding", "tiredness", "repeated miscarriages", "knocked out", "saving the leg",
+        "breathing machine", "clot busting drugs", "gallbladder out", "stiff chest", "newer birth control pills",
+        "spread to the bones", "city", "carers",
     )  # fmt: skip
     lay = next(c for c in concepts if c.text in lay_names)
     assert covers(lay, _doc("", written))
@@ -1174,6 +1209,11 @@ def test_a_patients_word_is_read_as_its_medical_name() -> None:
         [keyhole], {0}, [Document(pmid="1", abstract="Laparoscopic fundoplication is safe.")]
     )
     assert notes == ["read 'keyhole surgery' as 'laparoscopic', its medical name"]
+    clot = key_concepts("Do clot-busting drugs work in women?", _df("x"), 0.03)[
+        0
+    ]  # the name inside the concept
+    notes = respelling_notes([clot], {0}, [Document(pmid="1", abstract="Thrombolysis in women.")])
+    assert notes == ["read 'clot busting' as 'thrombolysis', its medical name"]
     seizures = key_concepts("Do seizures recur?", _df("x"), 0.03)[0]  # two medical names: no patient's word
     notes = respelling_notes([seizures], {0}, [Document(pmid="1", abstract="Convulsions recurred.")])
     assert notes == ["read 'seizures' as 'Convulsions', another name of the same condition"]
