@@ -1070,7 +1070,7 @@ STATISTICS = frozenset("CI OR HR RR SD SE SEM IQR AUC AOR ROC".split())
 def covers(concept: Concept, terms: DocumentTerms) -> bool:
     """The concept's rarest term (a compound as a phrase) is in the abstract, or its initials are, or the
     rarest term is a typo and the abstract has one of its respellings; for an asked outcome, its other
-    terms too.
+    terms too, and for any concept the organ it names ("nasal" of "nasal polyps", `ORGAN_WORDS`).
 
     Requiring only the rarest term of a key concept, subject or setting keeps the distinguishing word
     ("gestational" of "gestational diabetes", the drug of a drug class) while tolerating the question's own
@@ -1092,10 +1092,22 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
         return False
     if concept.outcome:  # "muscle pain" is covered neither by "abdominal pain" nor by "muscle fibres"
         return all(_has_form(concept, t, terms) for t in concept.terms[1:])
+    if not all(_has_form(concept, t, terms) for t in _sites(concept)):  # nasal polyps are no colonic polyps
+        return False
     if " " in key and designators.of_token(key):  # "type 2" says which diabetes; the disease is still asked
         noun = _designated_noun(concept, key)
         return noun is None or _has_form(concept, noun, terms)
     return True
+
+
+@lru_cache(maxsize=1)
+def _organ_stems() -> frozenset[str]:
+    return frozenset(_stem(word) or word for pair in ORGAN_WORDS for word in pair)
+
+
+def _sites(concept: Concept) -> list[str]:
+    """The concept's terms that name the organ it is in ("nasal" of "nasal polyps"), but its rarest."""
+    return [t for t in concept.terms[1:] if t in _organ_stems()]
 
 
 def _named_with_the_opposite(concept: Concept, terms: DocumentTerms) -> bool:

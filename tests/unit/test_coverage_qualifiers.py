@@ -1,5 +1,6 @@
 """What tells a condition from its neighbour in entity coverage: designators (agent/designators.py: type 1 is
-not type 2, stage II is not stage III) and opposite qualifiers (agent/opposites.py: acute is not chronic)."""
+not type 2, stage II is not stage III), opposite qualifiers (agent/opposites.py: acute is not chronic) and the organ
+(nasal polyps are not colonic polyps)."""
 
 from __future__ import annotations
 
@@ -149,3 +150,14 @@ def test_a_qualifier_after_its_word_is_not_covered_by_the_opposite_only() -> Non
     )
     assert not covers(mssa, _doc("Vancomycin for methicillin-resistant Staphylococcus aureus bacteraemia."))
     assert covers(mssa, _doc("Cefazolin for methicillin-susceptible Staphylococcus aureus."))
+
+
+def test_the_organ_of_a_condition_must_be_named_too() -> None:
+    """ "Do nasal polyps run in families?" quoted "... monitored for the later appearance of colonic polyps": only the
+    rarest term of a concept was required, and "polyps" is rarer than "nasal"."""
+    df = _df("polyps", "nasal septum", "nasal spray", "nasal packing", n_other=100)
+    (polyps, *_) = key_concepts("Do nasal polyps run in families?", df, 0.03, 0.5, 0.5)
+    assert polyps.text == "nasal polyps" and polyps.terms[0] == "polyp"
+    assert not covers(polyps, _doc("Children were monitored for the later appearance of colonic polyps."))
+    assert covers(polyps, _doc("Nasal polyps recurred in 12 patients."))
+    assert covers(polyps, _doc("Polyps of the nose recurred in 12 patients."))  # the organ's noun
