@@ -348,6 +348,7 @@ def _pairs_by_name(pairs: Iterable[tuple[N, N]]) -> dict[N, tuple[N, ...]]:
 # without it the name is another, common word. Kept as a word of names and of the texts searched for them, so
 # "first-pass imaging" adds no "syncope" to a search, "tonsils and adenoids" no "tonsillectomy".
 PARTICLES = frozenset({"out", "up", "down", "off"})
+# a word as written, a compound whole: the "out" of "knock-out mice" or the "up" of "follow-up" is no particle
 _WORD = re.compile(r"[^\W_]+(?:[-/][^\W_]+)*")
 
 
