@@ -492,7 +492,7 @@ def test_search_adds_the_other_names_a_query_names() -> None:
     assert search_names("Does steady-state imaging improve first-pass imaging?") == []
     assert search_names("What are the side effects of having your tonsils out?") == ["tonsillectomy"]
     assert search_names("What are tonsils and adenoids?") == []
-    assert search_names("Are knock-out mice protected from sepsis?") == []  # a compound's "out" is no particle
+    assert search_names("Are knock-out mice safe?") == []  # a compound's "out" is no particle
     assert asked_names("Do kidney stones pass on their own?") == asked_names("Do kidney stones form?")
 
 
