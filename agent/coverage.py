@@ -558,6 +558,7 @@ OTHER_NAMES = (
     ]
 )
 SYNONYMS = synonyms(PLAIN_NAMES + OTHER_NAMES)
+ORGAN_STEMS = frozenset(synonyms(ORGAN_WORDS))  # either name of an organ: a concept's site (`covers`)
 
 Role = Literal["", "outcome", "setting", "subject", "time"]
 CUT_WORDS = (GENERIC, ASPECTS, VERBS, CONVERSATIONAL, QUANTITIES_AND_FORMS)  # a chunk ends at any of these
@@ -1100,14 +1101,9 @@ def covers(concept: Concept, terms: DocumentTerms) -> bool:
     return True
 
 
-@lru_cache(maxsize=1)
-def _organ_stems() -> frozenset[str]:
-    return frozenset(_stem(word) or word for pair in ORGAN_WORDS for word in pair)
-
-
 def _sites(concept: Concept) -> list[str]:
     """The concept's terms that name the organ it is in ("nasal" of "nasal polyps"), but its rarest."""
-    return [t for t in concept.terms[1:] if t in _organ_stems()]
+    return [t for t in concept.terms[1:] if t in ORGAN_STEMS]
 
 
 def _named_with_the_opposite(concept: Concept, terms: DocumentTerms) -> bool:
@@ -1264,8 +1260,8 @@ def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Docu
                 notes.append(f"read {asked!r} as {named[0]!r}, {_name_kind(asked, named[1])}")
                 break
             if found := _condition_written(concept, terms):
-                asked, written = found
-                notes.append(f"read {asked!r} as {written!r}, {_name_kind(asked, 'condition')}")
+                name, written = found
+                notes.append(f"read {name!r} as {written!r}, {_name_kind(name, 'condition')}")
                 break
     return notes
 
