@@ -191,7 +191,8 @@ VERBS = frozenset(
         put puts took taken given cure cures approve approves approved eat eats swallow swallows pierce pierced
         reconsider reconsiders rely relies avoid avoids start starts begin begins move moves wait waits remove
         removes catch catches caught carry carries carrying carried let lets letting bring brings brought decide
-        decides find finds finding pay pays paid keep keeps kept keeping call calls called calling send sends sent""",
+        decides find finds finding pay pays paid keep keeps kept keeping call calls called calling send sends sent
+        rise rises risen""",
         stem=True,
     )
 )
@@ -546,7 +547,11 @@ PLACE_WORDS = [
 # haemorrhages" did not cover "Is bleeding after tonsillectomy more likely at night?", and a trial of pain relief
 # after tonsillectomy that mentions bleeding was quoted instead). Coverage only: search keeps the asked word.
 SIGN_WORDS = [("bleeding", "hemorrhage"), ("bleeding", "haemorrhage"), ("stiff", "rigid")]
-PLAIN_NAMES = ORGAN_WORDS + AGE_WORDS + TEST_WORDS + SIGN_WORDS + PLACE_WORDS
+# A resection is surgery: "Do women live longer than men after surgery for lung cancer?" quoted a lymph-node study
+# of "radical surgery" over the one of "patients with resected non-small cell lung cancer". Not "operation"
+# (its stem is the one of "receiver operating characteristic"). Coverage only, as `SIGN_WORDS`.
+PROCEDURE_WORDS = [("surgery", "resection")]
+PLAIN_NAMES = ORGAN_WORDS + AGE_WORDS + TEST_WORDS + SIGN_WORDS + PROCEDURE_WORDS + PLACE_WORDS
 # the drugs' names, and the one-word names of conditions ("flu" / "influenza"); phrases are `_condition_written`'s
 OTHER_NAMES = (
     other_names.DRUGS
@@ -713,6 +718,10 @@ STOPWORD_PHRASES = (
     ("length", "of", "stay"),
     ("range", "of", "motion"),
     ("tetralogy", "of", "fallot"),
+    # a named field of treatments, though "alternative" alone is a generic word: "Do more adults with chronic
+    # illness use alternative medicine than before?" asked only of chronic illness
+    ("complementary", "and", "alternative", "medicine"),
+    ("alternative", "medicine"),
     # a phrasal verb of a lay name: "passing out" (fainting), in its forms
     *((form, "out") for form in ("pass", "passes", "passed", "passing")),
     *(tuple(verb.split()) for verb in sorted(PHRASAL_VERBS)),

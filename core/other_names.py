@@ -317,6 +317,25 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("spread to the brain", "brain metastases"),
     ("spread to the lungs", "lung metastases"),
     ("city", "urban"),  # "Does living in a city raise the risk of chronic disease?"
+    # "Does secondhand smoke in childhood raise the risk of long-term disability?" found a study of family smoking
+    # bans, not the one of "environmental tobacco smoke (ETS) at home during childhood"
+    ("secondhand smoke", "environmental tobacco smoke"),
+    ("secondhand smoke", "passive smoking"),
+    ("second hand smoke", "environmental tobacco smoke"),
+    ("second hand smoke", "passive smoking"),
+    # "Do older people with cancer pressing on the spinal cord benefit from surgery as well as radiotherapy?"
+    # said "not covered: cancer pressing" over "metastatic spinal cord compression (MSCC)"
+    ("pressing on the spinal cord", "spinal cord compression"),
+    # "Is keyhole removal of the adrenal gland safe for large lumps?" over "LA for adrenal masses larger than 7 cm"
+    ("keyhole removal", "laparoscopic"),
+    ("lumps", "masses"),  # plural only: a "mass" is also a weight ("body mass", "bone mass")
+    ("bone scan", "bone scintigraphy"),
+    # "Do more adults with chronic illness use alternative medicine than before?" said "not covered: chronic
+    # illness" over "U.S. adults with chronic disease-related functional limitations"
+    (
+        "chronic illness",
+        "chronic disease",
+    ),  # "Is a bone scan useful to decide where to amputate a diabetic foot?"
     *BROKEN_BONES,
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over

@@ -339,11 +339,45 @@ _CALL_VERB = re.compile(
 )
 
 
+# ... or whose subject is research and whose verb says it is needed, with no verb of a finding before it:
+# "Studies with larger populations are needed to confirm these results.", "A randomised placebo-controlled
+# trial of dexmedetomidine is warranted.", "We conclude that further, comparative, more comprehensive, long-term,
+# and controlled studies are required." (the findings model had read the last as the answer of a diabetic-foot
+# question and left out the sentence before it, the study's conclusion). "Paclitaxel is an effective regimen
+# and continued study is warranted" reports a finding first, and is not one.
+_CALL_PREAMBLE = re.compile(
+    rf"^(?:(?:{_CALL_OPENERS}|clearly|consequently|overall|in\s+summary|"
+    r"(?:we|the\s+authors)\s+(?:believe|conclude|think|feel|suggest)\s+that),?\s+)+",
+    re.IGNORECASE,
+)
+_NOT_A_VERB = (
+    r"(?!(?:is|are|was|were|be|been|may|might|can|could|should|will|would|has|have|had|did|does|do|not|but|so|"
+    r"although|though|while|whereas)\b)"
+)
+# what may follow the research noun before "is needed": nothing, or a phrase that opens with a preposition or a
+# comma ("Studies with larger populations are needed"; not "Our data suggest a role ..., which are required")
+_RESEARCH_QUALIFIER = (
+    r"(?:,|\s+(?:of|in|with|at|on|to|for|by|across|including|involving|among|using|from|into|between|about|"
+    rf"regarding|that|which)\b)(?:,?\s+{_NOT_A_VERB}[\w/()'-]+){{0,14}}?"
+)
+_RESEARCH_NEEDED = re.compile(
+    rf"^(?:{_NOT_A_VERB}[\w/()'-]+,?\s+){{0,14}}?"
+    r"(?<!\bto\s)(?:studies|study|research|trials?|investigations?|evaluations?|validation|work|data)\b"
+    rf"(?:{_RESEARCH_QUALIFIER})?,?"
+    r"\s+(?:is|are|will\s+be|would\s+be|remains?)\s+(?:still\s+|also\s+|therefore\s+|clearly\s+|urgently\s+)?"
+    r"(?:needed|required|necessary|warranted)\b",
+    re.IGNORECASE,
+)
+
+
 def calls_for_research(text: str) -> bool:
     """Whether the sentence opens by calling for more research ("Further studies are needed ...", not
     "Randomised trials showed no benefit."): no finding."""
     text = without_inline_label(text.strip())
-    return bool(_CALL_FOR_RESEARCH.match(text) and _CALL_VERB.search(text) and not _REPORTS.search(text))
+    if _CALL_FOR_RESEARCH.match(text) and _CALL_VERB.search(text) and not _REPORTS.search(text):
+        return True
+    rest = _CALL_PREAMBLE.sub("", text)
+    return bool(_RESEARCH_NEEDED.match(rest) and not _REPORTS.search(rest))
 
 
 # The same label where the abstract or one of its sentences opens ("... was studied. METHODS: We ...").

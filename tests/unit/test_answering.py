@@ -1166,6 +1166,18 @@ def test_lay_names_of_babies_are_covered_by_the_abstracts_words() -> None:
         ),
         ("Does living in a city raise the risk of diabetes?", "Urban residence and diabetes."),
         ("Do carers of people with dementia get depressed?", "Depression in family caregivers."),
+        (
+            "Does secondhand smoke in childhood raise the risk of sick leave?",
+            "Environmental tobacco smoke at home and sick leave.",
+        ),
+        (
+            "Does radiotherapy help cancer pressing on the spinal cord?",
+            "Radiotherapy for metastatic spinal cord compression.",
+        ),
+        ("Is keyhole removal of the adrenal gland safe?", "Laparoscopic adrenalectomy is safe."),
+        ("Are large lumps of the adrenal gland benign?", "Large adrenal masses were removed."),
+        ("Is a bone scan useful before amputation?", "3-phase bone scintigraphy before amputation."),
+        ("Do women live longer after surgery for lung cancer?", "Survival of resected lung cancer."),
     ],
 )
 def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, written: str) -> None:
@@ -1175,7 +1187,8 @@ def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, wri
         "gallbladder removal", "stitching", "ureter", "wisdom teeth", "appendix operation", "tonsils out",
         "broken collarbone", "bleeding", "tiredness", "repeated miscarriages", "knocked out", "saving the leg",
         "breathing machine", "clot busting drugs", "gallbladder out", "stiff chest", "newer birth control pills",
-        "spread to the bones", "city", "carers",
+        "spread to the bones", "city", "carers", "secondhand smoke", "cancer pressing on the spinal cord",
+        "keyhole removal", "large lumps", "bone scan", "surgery",
     )  # fmt: skip
     lay = next(c for c in concepts if c.text in lay_names)
     assert covers(lay, _doc("", written))
@@ -2312,6 +2325,15 @@ def test_quality_of_life_is_one_outcome_checked_as_a_phrase() -> None:
     assert covers(asked, _doc("Exercise training", "Health-related quality-of-life scores improved."))
     dyspnoea = key_concepts("Do opioids relieve shortness of breath?", _df("opioids"), 0.03, 0.2)
     assert [c.text for c in dyspnoea] == ["opioids", "shortness of breath"]
+    # "alternative" alone is a generic word ("an alternative to surgery"), "alternative medicine" a named field
+    cam = key_concepts("Do adults with chronic illness use alternative medicine more?", _df("x"), 0.03)
+    assert [c.text for c in cam] == ["chronic illness", "alternative medicine"]
+    written = _doc(
+        "", "Use of complementary and alternative medicine (CAM) by adults with chronic disease rose."
+    )
+    assert all(covers(c, written) for c in cam)
+    (whole,) = key_concepts("Has the use of complementary and alternative medicine risen?", _df("x"), 0.03)
+    assert whole.text == "complementary and alternative medicine"
 
 
 def _fillers(n: int) -> dict[str, tuple[str, str]]:

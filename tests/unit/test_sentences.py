@@ -349,12 +349,30 @@ def test_a_finding_or_background_is_no_statement_of_aim(text: str) -> None:
         ("However, more research is needed to examine the role of dexamethasone in children.", True),
         ("Future studies should investigate inequalities in access to secondary care.", True),
         ("It remains to be determined whether the pathway causes insulin resistance in humans.", True),
+        # research as the subject of "is needed", after a preamble or none
+        (
+            "We conclude that further, comparative, more comprehensive, long-term, and controlled studies are required.",
+            True,
+        ),
+        ("A randomised placebo-controlled trial of dexmedetomidine is warranted.", True),
+        ("Studies with larger populations are needed to confirm these results.", True),
+        ("Clearly, further studies are needed to improve our knowledge of AIP in pituitary adenomas.", True),
         # findings, though they open alike
         ("Randomized trials showed no benefit of statins in sepsis.", False),
         ("Longitudinal studies found an association between sleep and weight.", False),
         ("Further analysis showed a 20% reduction in falls.", False),
         ("More patients died in the control group.", False),
         ("More effective treatments are needed to increase survival rates.", False),  # no call for research
+        ("Paclitaxel/cisplatin is an effective first-line regimen and continued study is warranted.", False),
+        (
+            "Our data suggest a role for dephosphorylation events, which are required to enable activation.",
+            False,
+        ),
+        ("Life-long cardiac follow-up in these patients is warranted.", False),  # care, not research
+        (
+            "We conclude that bone scintigraphy could be a useful method to determine the amputation level.",
+            False,
+        ),
     ],
 )
 def test_a_call_for_more_research_is_told_from_a_finding(text: str, calls: bool) -> None:
