@@ -51,7 +51,8 @@ inflection ("grades C" is covered by "grade C"), and a letter hyphened to the ne
 TRAIN questions (bench/agent_concepts.py).
 
 A question word the index has never seen may be a typo ("cirrotics"). Its respellings are the index
-terms with a letter it dropped put back or two letters it swapped swapped back (`respellings`); the concept
+terms with a letter it dropped put back or two letters it swapped swapped back (`biocite.tokenize.respellings`,
+which search adds to the BM25 query too); the concept
 is covered by an abstract that has one of them, so a typo is read in the context of the evidence found for
 the question (a real word the corpus lacks, "lightning", is not read as "lightening" unless the evidence
 says "lightening"), and the agent says how it read the word. Such a word may also be written otherwise in
@@ -89,7 +90,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import string
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -102,7 +102,7 @@ from biocite.agent import designators, opposites
 from biocite.other_names import shadowed
 from biocite.populations import AXES, mentions_animals, studied_in_animals
 from biocite.records import Document, Evidence
-from biocite.tokenize import STOPWORDS, compound_parts, tokenize
+from biocite.tokenize import STOPWORDS, compound_parts, respellings, tokenize
 
 # Words of question templates and generic outcome words: they never make a concept on their own.
 GENERIC = frozenset(
@@ -404,11 +404,9 @@ _SEPARATOR = re.compile(r"[-/]")
 _MEASUREMENT = re.compile(r"\d+(?:[.,]\d+)?(?:°?[cf]|mg|mcg|µg|ug|g|kg|ml|l|mmhg|mm|cm|iu|mmol|h|hrs?|min)")
 # The ending of a contraction or a possessive: "Can't you ..." made "t" the entity asked about.
 _CONTRACTION = re.compile(r"['\u2019](?:t|s|d|m|ll|re|ve)\b", re.IGNORECASE)
-_LETTERS = string.ascii_lowercase + string.digits
 # A question that opens after a comma opens a sentence: "My mom is 82, is it safe for her to have | heart valve
 # surgery?" had no subject, and the surgery passed no bar.
 _CLAUSE_OPENING = re.compile(r",\s+(?=(?:" + "|".join(sorted(QUESTION_OPENERS)) + r")\b)", re.IGNORECASE)
-MIN_RESPELL_LENGTH = 6  # stems shorter than this are too close to other words to guess at
 # Endings that turn one medical stem into another word of the same family ("cirrh-osis" / "cirrh-otic",
 # "allerg-ologic" / "allerg-ists", "simpl-ification" / "simpl-ified"); longest first.
 DERIVATIONAL_ENDINGS = sorted(
@@ -680,19 +678,6 @@ def prefix_base(word: str) -> str | None:
     prefix = next((p for p in PREFIXES if word.startswith(p)), None)
     base = word[len(prefix) :] if prefix else ""  # the question's words are cut at hyphens already
     return base if len(base) >= MIN_BASE else None
-
-
-def respellings(term: str, df: DocumentFrequencies) -> list[str]:
-    """Index terms a stem the index never saw may be a typo of: the same with one letter put back
-    ("cirrot" -> "cirrhot") or two neighbours swapped back. Only dropped and swapped letters, the commonest
-    slips, in stems of >= MIN_RESPELL_LENGTH letters: one *changed* letter turns words into other words
-    ("stapes" -> "stage", "rewarming" -> "reward") that any evidence would contain."""
-    if len(term) < MIN_RESPELL_LENGTH or df.counts.get(term, 0) or not term.isalnum():
-        return []
-    cuts = [(term[:i], term[i:]) for i in range(len(term) + 1)]
-    put_back = {a + c + b for a, b in cuts for c in _LETTERS}
-    swapped = {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1 and b[0] != b[1]}
-    return sorted(t for t in put_back | swapped if df.counts.get(t, 0))
 
 
 def defined_abbreviations(question: str) -> dict[str, str]:
@@ -983,7 +968,7 @@ def _concept_of(
         stem = _stem(word.casefold())
         if stem and df.share(stem) <= max_share:
             terms.append(stem)
-            if near := respellings(stem, df):
+            if near := respellings(stem, df.counts.get):
                 respelled[stem] = near
             if not df.counts.get(stem, 0):
                 unseen.append(word.casefold())
@@ -1244,9 +1229,9 @@ def read_as(concept: Concept, terms: DocumentTerms) -> str | None:
 
 def never_indexed(concept: Concept, df: DocumentFrequencies) -> bool:
     """No specific term of the concept is in any indexed abstract (a compound phrase counts as seen), nor any
-    other name of it: "Lipitor" is in none, but atorvastatin is in 6, and the agent had said that no indexed
-    abstract mentions 'Lipitor'."""
-    if any(" " in t or df.counts.get(t, 0) for t in concept.terms):
+    other name of it, nor a respelling of its typo: "Lipitor" is in none, but atorvastatin is in 6, and the
+    agent had said that no indexed abstract mentions 'Lipitor'; it said so of "sertaline" too."""
+    if any(" " in t or df.counts.get(t, 0) or concept.respelled.get(t) for t in concept.terms):
         return False
     others = (other for _, names in other_names.asked_names(concept.text) for other in names)
     return not any(all(df.counts.get(t, 0) for t in other) for other in others)

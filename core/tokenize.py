@@ -13,9 +13,10 @@ Rules (deterministic, no locale or hash-seed dependence):
 from __future__ import annotations
 
 import re
+import string
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN_PLUS
@@ -93,3 +94,21 @@ def tokenize(text: str, stem: bool = True) -> list[str]:
 def tokenize_many(texts: Iterable[str], stem: bool = True) -> list[list[str]]:
     """``tokenize`` over many texts (same tokens as calling it one by one)."""
     return [tokenize(text, stem=stem) for text in texts]
+
+
+_LETTERS = string.ascii_lowercase + string.digits
+MIN_RESPELL_LENGTH = 6  # tokens shorter than this are too close to other words to guess at
+
+
+def respellings(token: str, known: Callable[[str], int | None]) -> list[str]:
+    """Known tokens (`known(t)`: a document frequency, 0 or None when unseen) that a token the index never saw
+    may be a typo of: the same with one letter put back ("cirrot" -> "cirrhot", "sertalin" -> "sertralin") or
+    two neighbours swapped back. Only dropped and swapped letters, the commonest slips, in tokens of >=
+    MIN_RESPELL_LENGTH letters: one *changed* letter turns words into other words ("stapes" -> "stage",
+    "rewarming" -> "reward") that any evidence would contain."""
+    if len(token) < MIN_RESPELL_LENGTH or known(token) or not token.isalnum():
+        return []
+    cuts = [(token[:i], token[i:]) for i in range(len(token) + 1)]
+    put_back = {a + c + b for a, b in cuts for c in _LETTERS}
+    swapped = {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1 and b[0] != b[1]}
+    return sorted(t for t in put_back | swapped if known(t))

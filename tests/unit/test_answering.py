@@ -1939,6 +1939,10 @@ def test_a_typo_is_read_as_the_word_the_evidence_has() -> None:
     assert respelling_notes(concepts, {len(concepts) - 1}, [evidence]) == [
         "read 'cirrotics' as 'cirrhotics': no indexed abstract has 'cirrotics'"
     ]
+    # the index has its respelling, so the agent does not say that no indexed abstract mentions 'cirrotics'
+    alone = key_concepts("Is ascites drained in cirrotics?", df, 0.03)[-1]
+    assert alone.terms == ["cirrot"] and not never_indexed(alone, df)
+    assert never_indexed(key_concepts("Is xqzvrt safe?", df, 0.03)[0], df)
 
 
 def test_a_real_word_the_corpus_lacks_is_not_read_as_a_neighbour() -> None:
