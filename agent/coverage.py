@@ -100,7 +100,7 @@ from biocite import other_names
 from biocite.abbreviations import definitions
 from biocite.agent import designators, opposites
 from biocite.other_names import shadowed
-from biocite.populations import AXES, mentions_animals, studied_in_animals
+from biocite.populations import AXES, mentions_animals, other_population, studied_in_animals
 from biocite.records import Document, Evidence
 from biocite.tokenize import STOPWORDS, compound_parts, respellings, tokenize
 
@@ -1543,21 +1543,42 @@ def asked_setting(question: str) -> str | None:
 ANIMALS_ONLY = "every cited study is in animals: none of them is in people"
 
 
-def evidence_caveats(question: str, cited: list[Document], concepts: Sequence[Concept] = ()) -> list[str]:
+def evidence_caveats(
+    question: str, cited: list[Document], concepts: Sequence[Concept] = (), follow_up: str = ""
+) -> list[str]:
     """What a reader must know about the cited abstracts as a whole: that all of them are animal studies,
-    unless the question asks about animals ("Does edaravone protect the ovaries of rats ...?"); and each asked
-    group of people, and the asked outcome, that the cited abstracts name only in their MeSH headings
-    (`named_only_in_headings`: "Are statins associated with an increased risk of diabetes?" was answered from a
-    statins-in-stroke study whose only "diabetes" is the heading "Diabetes Mellitus", a comorbidity), and so
-    each disease asked in."""
+    unless the question asks about animals ("Does edaravone protect the ovaries of rats ...?"); that all of
+    them are in another group of people than the one asked of (`population_caveat`), read from the chat
+    follow-up's own words first; and each asked group of people, and the asked outcome, that the cited
+    abstracts name only in their MeSH headings (`named_only_in_headings`: "Are statins associated with an
+    increased risk of diabetes?" was answered from a statins-in-stroke study whose only "diabetes" is the
+    heading "Diabetes Mellitus", a comorbidity), and so each disease asked in."""
     caveats = []
     if cited and not mentions_animals(question):
         if all(studied_in_animals(f"{d.title} {d.abstract}", d.mesh) for d in cited):
             caveats.append(ANIMALS_ONLY)
+    if other := population_caveat(follow_up, cited) or population_caveat(question, cited):
+        caveats.append(other)
     asked = [
         c for c in concepts if names_people(c.words) or c.place == "outcome" or _disease_unnamed(c, cited)
     ]
     return caveats + [note for c in asked if (note := named_only_in_headings(c, cited))]
+
+
+def population_caveat(question: str, cited: list[Document]) -> str | None:
+    """That every cited abstract is in another group than the one the question alone names, and none mentions
+    it (`biocite.populations.other_population`: age, sex, species). "And in adults?" after "Is atropine needed
+    with ketamine sedation in children?" was answered from the trial in children, with nothing said: adults
+    are too many to be a key concept, and the verdict read the children's trial."""
+    found = [other_population(question, [d.title, d.abstract]) for d in cited] if question else []
+    if not found or None in found:
+        return None
+    asked = {(m.axis, m.claim_group) for m in found if m}
+    if len(asked) != 1:
+        return None
+    ((_, group),) = asked
+    studied = " or ".join(sorted({m.passage_group for m in found if m}))
+    return f"every cited study is in {studied}: none of them mentions {group}"
 
 
 def _disease_unnamed(concept: Concept, cited: list[Document]) -> bool:

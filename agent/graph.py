@@ -136,6 +136,7 @@ from biocite.tokenize import tokenize
 
 Judge = Callable[[list[BaseMessage]], float | None]
 Event = dict[str, Any]
+_WORD = re.compile(r"[^\W\d_]+")
 CONTEXT_OPEN = " (context: "  # how a short follow-up carries the previous question into retrieval
 _CHECK_EVERY_CHARS = 60  # generated text between two checks that anything more could still be kept
 
@@ -852,6 +853,7 @@ class Agent:
             standalone,
             [docs[p] for p in answer.cited_pmids if p in docs],
             self.question_concepts(standalone),
+            follow_up=state["question"] if standalone != state["question"] else "",
         )
         turn = Turn(
             question=state["question"],
@@ -1159,9 +1161,11 @@ class Agent:
         if over_a_time and not self.question_concepts(without_time(own)):
             return self.asked_type(context)  # "And at one year?": the question before, over a time
         if context and ASKS_AGAIN_ABOUT.match(own) and not asks_of_harms(own):
-            # "What about heart failure?": a disease, too common in the index to be a concept alone
+            # "What about heart failure?": a disease, too common in the index to be a concept alone; "What
+            # about in adults?" (no chunk: "adults" is a generic word) the people
             subject = asked_subject(own)
-            if subject is not None and names_disease_or_people(subject.split()):
+            words = subject.split() if subject is not None else _WORD.findall(own)
+            if names_disease_or_people(words):
                 return self.asked_type(context)
             before = self.question_concepts(context)
             own_concepts = self.question_concepts(own)

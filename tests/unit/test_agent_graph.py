@@ -254,6 +254,9 @@ def test_a_common_disease_after_what_about_asks_the_yes_no_question_again() -> N
         Counter({t: 300 for t in tokenize("heart failure", stem=True)}), 1000
     )
     assert agent.asked_type(f"What about heart failure?{CONTEXT_OPEN}{QUESTION})") == "yes/no"
+    # the people after "in", too common to be a concept: "What about in adults?" had been a factoid
+    agent._doc_freqs = DocumentFrequencies(Counter({"adult": 300}), 1000)
+    assert agent.asked_type(f"What about in adults?{CONTEXT_OPEN}{QUESTION})") == "yes/no"
     dose = agent.asked_type(f"What about its dose?{CONTEXT_OPEN}{QUESTION})")
     assert dose != "yes/no"  # an aspect of the drug asks a question of its own
 

@@ -370,6 +370,28 @@ def test_a_group_of_people_named_only_in_the_mesh_headings_is_a_caveat() -> None
     assert evidence_caveats("Does budesonide-formoterol reduce exacerbations?", [trial], concepts[:1]) == []
 
 
+def test_evidence_all_in_another_group_of_people_is_a_caveat() -> None:
+    """ "And in adults?" after a question of ketamine sedation in children was answered from the trial in
+    children with nothing said: "adults" is too common to be a key concept."""
+    trial = Document(
+        pmid="10901305",
+        title="Ketamine sedation for the reduction of children's fractures in the emergency department.",
+        abstract="Ketamine reliably and safely provided sedation for the reduction of children's fractures.",
+    )
+    children = "Is ketamine sedation safe for fracture reduction in children?"
+    said = ["every cited study is in children: none of them mentions adults"]
+    assert evidence_caveats("Is ketamine sedation safe for fracture reduction in adults?", [trial]) == said
+    # a chat follow-up is read by its own words first: its completed question names both groups
+    standalone = f"And in adults? (context: {children})"
+    assert evidence_caveats(standalone, [trial], follow_up="And in adults?") == said
+    assert evidence_caveats(standalone, [trial]) == []
+    assert evidence_caveats(children, [trial]) == []
+    in_adults = trial.model_copy(
+        update={"pmid": "2", "title": "", "abstract": "Ketamine sedation in adults."}
+    )
+    assert evidence_caveats("Is ketamine sedation safe in adults?", [trial, in_adults]) == []
+
+
 def test_an_asked_outcome_named_only_in_the_mesh_headings_is_a_caveat() -> None:
     """ "Are statins associated with an increased risk of diabetes?" leaned yes from a statins-in-stroke study
     whose only "diabetes" is its heading "Diabetes Mellitus" (a comorbidity): the answer now says so. The drug
