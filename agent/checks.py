@@ -111,8 +111,14 @@ def reads_as_follow_up(question: str, df: DocumentFrequencies) -> bool:
     run?")."""
     terms = content_terms(without_time(question))
     refers_back = any(p.search(question) for p in (_FOLLOW_UP_OPENING, PRONOUNS, _ASKS_OF_THE))
-    generic = all(df.share(t) >= OWN_TERM_SHARE and df.counts.get(t, 0) >= OWN_TERM_DOCS for t in terms)
-    return refers_back and len(terms) <= 3 and generic
+    return refers_back and len(terms) <= 3 and names_nothing_of_its_own(question, df)
+
+
+def names_nothing_of_its_own(question: str, df: DocumentFrequencies) -> bool:
+    """Every content term of the question is common in the index (`OWN_TERM_SHARE`, `OWN_TERM_DOCS`): asked in a
+    chat, "How long do patients stay in hospital?" after a question of laparoscopic adrenalectomy asks of it."""
+    terms = content_terms(without_time(question))
+    return all(df.share(t) >= OWN_TERM_SHARE and df.counts.get(t, 0) >= OWN_TERM_DOCS for t in terms)
 
 
 # In brackets, a PMID is a reference ("Does aspirin prevent stroke (PMID 123)?"): dropped from the words

@@ -41,6 +41,7 @@ from biocite.agent.checks import (
     PRONOUNS,
     check_question,
     named_pmids,
+    names_nothing_of_its_own,
     reads_as_follow_up,
 )
 from biocite.agent.coverage import (
@@ -351,8 +352,11 @@ class Agent:
         history = state.get("history") or []
         question, focus = named_pmids(state["question"])
         notes = list(state.get("notes", []))
-        # the heuristic's test for a follow-up: it refers back, or has too few words of its own to search
-        refers_back = bool(PRONOUNS.search(question)) or len(content_terms(question)) < 4
+        # the heuristic's test for a follow-up: it refers back, has too few words of its own to search, or
+        # four that are all common in the index ("How long do patients stay in hospital?")
+        df, terms = self.doc_freqs, content_terms(question)
+        all_common = len(terms) == 4 and df is not None and names_nothing_of_its_own(question, df)
+        refers_back = bool(PRONOUNS.search(question)) or len(terms) < 4 or (bool(history) and all_common)
         named = "the question names"
         # "Was it safe?" after "What did PMID 29768149 find?" reads the same abstract
         if not focus and refers_back and history and history[-1].focus:
@@ -361,7 +365,6 @@ class Agent:
             which = "that abstract" if len(focus) == 1 else "those abstracts"
             notes.append(f"{named} PMID {', '.join(focus)}: answered from {which} alone")
         if not history:
-            df = self.doc_freqs
             return {
                 "standalone": question,
                 "focus": focus,

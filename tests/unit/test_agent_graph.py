@@ -230,6 +230,24 @@ def test_what_about_after_a_follow_up_asks_the_whole_question_again_of_something
     assert aspect.question_type == "open" and aspect.verdict is None
 
 
+def test_a_question_of_four_common_words_in_a_chat_asks_of_the_question_before() -> None:
+    """ "How long do patients stay in hospital?" after a question of laparoscopic adrenalectomy was answered
+    from length-of-stay abstracts of anything: it names nothing of its own, only words common in the index."""
+    agent = agent_with_rare_words()
+    common = tokenize("long patients stay hospital", stem=True)
+    agent._doc_freqs.counts.update({t: 500 for t in common})
+    alone = agent.ask("How long do patients stay in hospital?", mode="extractive", thread_id="a")
+    assert alone.trace.queries[0] == "How long do patients stay in hospital?"  # no question before it
+    agent.ask(QUESTION, mode="extractive", thread_id="t")
+    later = agent.ask("How long do patients stay in hospital?", mode="extractive", thread_id="t")
+    assert later.trace.queries[0] == f"How long do patients stay in hospital? ({QUESTION})"
+    # a question with a word of its own is asked alone
+    own = agent.ask(
+        "How long do patients stay in hospital after adrenalectomy?", mode="extractive", thread_id="t"
+    )
+    assert CONTEXT_OPEN not in own.trace.queries[0]
+
+
 def test_a_time_horizon_asks_the_last_question_again_over_that_time() -> None:
     """ "What about the long term?" after "Does metformin reduce HbA1c in type 2 diabetes?" read "long term" as another
     outcome and dropped HbA1c; "in the long term" replaced the population. A time horizon replaces nothing: after
