@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -118,6 +118,56 @@ def reports_finding(item: Evidence) -> bool:
     return bool(
         _CUES["p_value"].search(text) or _CUES["interval"].search(text) or _RATIO_STATISTIC.search(text)
     )
+
+
+# A question that asks for a quantity, and the numbers that state one of its kind: "How many women with
+# synchronous endometrial and ovarian cancer have Lynch syndrome?" was answered with the study's conclusion on
+# whom to test, never with "Overall, 7% of women in our cohort met ... criteria for Lynch syndrome" (the findings
+# model, taught on yes/no questions, reads a result as no answer); "What dose of atropine is used with
+# ketamine?" never quoted "0.01 mg/kg of atropine".
+_COUNT = re.compile(
+    r"\d\s*%|\bper\s*cent\b|\b\d+\s+(?:of|out\s+of)\s+(?:the\s+)?\d+\b|\b(?:one|\d+)\s+in\s+(?:every\s+)?\d+\b",
+    re.IGNORECASE,
+)
+_DOSE = re.compile(r"\d\s*(?:mg|mcg|µg|ug|g|ml|iu|units?|mmol|mg/kg|mcg/kg)\b", re.IGNORECASE)
+_DURATION = re.compile(
+    r"\d\s*(?:hours?|h|days?|weeks?|months?|years?|minutes?|min)\b(?![\s-]*old\b)", re.IGNORECASE
+)
+_AGE = re.compile(r"\bage[ds]?\b", re.IGNORECASE)
+
+
+def _states_duration(text: str) -> bool:
+    """A time span, not an age ("aged 15-81 years", "median age 3.4 years", "over the age of 70 years", a
+    "45-year-old"): no "age" in the 40 characters before it."""
+    return any(not _AGE.search(text[max(0, m.start() - 40) : m.start()]) for m in _DURATION.finditer(text))
+
+
+ASKED_QUANTITIES: tuple[tuple[re.Pattern[str], Callable[[str], object]], ...] = (
+    (
+        re.compile(
+            r"\bhow\s+(?:many|common|frequent(?:ly)?|often|likely)\b|\bwhat\s+(?:is\s+the\s+|are\s+the\s+)?"
+            r"(?:percentage|percent|proportion|fraction|share|number|rate|incidence|prevalence|frequency|chance|odds)\b",
+            re.IGNORECASE,
+        ),
+        _COUNT.search,
+    ),
+    (re.compile(r"\bwhat\s+(?:is\s+the\s+)?(?:dose|dosage)\b|\bhow\s+much\b", re.IGNORECASE), _DOSE.search),
+    (re.compile(r"\bhow\s+long\b", re.IGNORECASE), _states_duration),
+)
+QUANTITY_ANSWER = 0.9  # P(answer-bearing) at least, of a sentence stating the asked kind of quantity
+
+
+def with_asked_quantity(question: str, sentences: Sequence[Sentence], probs: np.ndarray) -> np.ndarray:
+    """P(answer-bearing) of each sentence when the question asks for a quantity (a count or share, a dose, a
+    duration: `ASKED_QUANTITIES`): at least `QUANTITY_ANSWER` for a sentence that states one of that kind, at
+    most `ANSWER_BEARING` for one that does not (a conclusion that atropine "reduces hypersalivation" does not
+    say how common it is; "Hypersalivation occurred in 11.4% of patients given atropine ..." does). Unchanged
+    for other questions. Relevance still decides which of them lead, and whether any clears the bar."""
+    stated = next((kind for asks, kind in ASKED_QUANTITIES if asks.search(question)), None)
+    if stated is None:
+        return probs
+    states = np.array([bool(stated(s.text)) for s in sentences])
+    return np.where(states, np.maximum(probs, QUANTITY_ANSWER), np.minimum(probs, ANSWER_BEARING))
 
 
 def findings_or_all(evidence: list[Evidence]) -> list[Evidence]:

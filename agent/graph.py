@@ -86,7 +86,7 @@ from biocite.agent.evidence import (
     with_antecedents,
 )
 from biocite.agent.extractive import extractive_sentences
-from biocite.agent.findings import FindingsModel, findings_or_all, load_findings
+from biocite.agent.findings import FindingsModel, findings_or_all, load_findings, with_asked_quantity
 from biocite.agent.prompting import load_prompt
 from biocite.agent.state import AgentState, Turn, fresh_turn
 from biocite.agent.synthesis import acceptable_query, distinct_parts, new_terms, polish
@@ -489,7 +489,11 @@ class Agent:
             per_doc=self.config.evidence_per_doc,
             min_relevance=self.config.min_relevance if min_relevance is None else min_relevance,
             weights=self.weights,
-            answer_scorer=(lambda q, s, n: findings.score(q, s, n, self.cache)) if findings else None,
+            answer_scorer=(
+                (lambda q, s, n: with_asked_quantity(q, s, findings.score(q, s, n, self.cache)))
+                if findings
+                else None
+            ),
             answer_weight=self.config.answer_weight,
             retrieval_scores=retrieval_scores,
             retrieval_weight=self.config.retrieval_weight if retrieval_weight is None else retrieval_weight,

@@ -34,9 +34,22 @@ from biocite.agent.coverage import (
     time_horizon,
     uncited_concepts,
 )
-from biocite.agent.evidence import ScoredSentence, content_terms, covering_picks, lexical_overlap
+from biocite.agent.evidence import (
+    ANSWER_BEARING,
+    ScoredSentence,
+    content_terms,
+    covering_picks,
+    lexical_overlap,
+)
 from biocite.agent.findings import ARTIFACT_VERSION as FINDINGS_VERSION
-from biocite.agent.findings import FindingsModel, cue_features, findings_or_all, overlaps_long_answer
+from biocite.agent.findings import (
+    QUANTITY_ANSWER,
+    FindingsModel,
+    cue_features,
+    findings_or_all,
+    overlaps_long_answer,
+    with_asked_quantity,
+)
 from biocite.agent.graph import Agent, bottom_line_sentence, enforce_guarantees
 from biocite.agent.synthesis import (
     acceptable_query,
@@ -1305,6 +1318,42 @@ def test_a_sentence_saying_or_is_not_a_finding_but_one_giving_an_odds_ratio_is()
     background = _evidence("4", "Vitamin D is made in the skin.", 0.01)
     assert findings_or_all([methods, ratio, plural, background]) == [ratio, plural]
     assert findings_or_all([methods, background]) == [methods, background]  # none reports one: all
+
+
+@pytest.mark.parametrize(
+    ("question", "stating", "not_stating"),
+    [
+        (
+            "How many women with synchronous endometrial and ovarian cancer have Lynch syndrome?",
+            "Overall, 7% of women in our cohort met criteria for Lynch syndrome.",
+            "Limiting genetic evaluation to women with a family history may identify women with Lynch syndrome.",
+        ),
+        (
+            "What dose of atropine is used with ketamine?",
+            "Children were randomised to receive 0.01 mg/kg of atropine or placebo.",
+            "Atropine reduces hypersalivation.",
+        ),
+        (
+            "How long after laparotomy can patients eat?",
+            "Postoperative ileus lasted 3.6 vs. 3.4 days.",
+            "Patients (age range, 15-81 years; mean, 52 years) received a regular diet.",  # ages, no time span
+        ),
+    ],
+)
+def test_a_question_asking_for_a_quantity_is_answered_by_sentences_stating_one(
+    question: str, stating: str, not_stating: str
+) -> None:
+    """The findings model, taught on yes/no questions, read "Overall, 7% of women ..." as no answer to "How
+    many ...?": the conclusion on whom to test led, and the number was never quoted."""
+    sentences = [
+        Sentence(pmid="1", index=i, start=0, end=1, text=t) for i, t in enumerate((stating, not_stating))
+    ]
+    probs = np.array([0.1, 0.95])
+    assert with_asked_quantity(question, sentences, probs).tolist() == [QUANTITY_ANSWER, ANSWER_BEARING]
+    yes_no = (
+        "Does atropine reduce hypersalivation with ketamine?"  # no quantity asked: as the model read them
+    )
+    assert with_asked_quantity(yes_no, sentences, probs).tolist() == probs.tolist()
 
 
 def _sentence(text: str, *items: Evidence) -> AnswerSentence:
