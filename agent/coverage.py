@@ -75,8 +75,8 @@ and "in vivo" / "in vitro" name a method, not a setting.
 British and American spellings of a term cover each other ("oesophageal" / "esophageal", "anaemia" /
 "anemia", "tumour" / "tumor", "randomised" / "randomized"): expert questions are mostly written in one,
 abstracts in both, and the rarest-term rule would otherwise drop an abstract on the asked disease for its
-spelling. The mapping (`american_spelling`) merges 129 groups of the embedded corpus's terms, every one a
-British/American pair (bench/agent_concepts.py prints them).
+spelling. The mapping (`biocite.tokenize.american_spelling`, which search uses too) merges 129 groups of the
+embedded corpus's terms, every one a British/American pair (bench/agent_concepts.py prints them).
 
 What distinguishes one condition from its neighbour is asked too, although the rarest-term rule would not ask
 for it: a designator ("type 1 diabetes", "stage III": `designators`) must be named as such, and a qualified
@@ -102,7 +102,7 @@ from biocite.agent import designators, opposites
 from biocite.other_names import shadowed
 from biocite.populations import AXES, mentions_animals, other_population, studied_in_animals
 from biocite.records import Document, Evidence
-from biocite.tokenize import STOPWORDS, compound_parts, respellings, tokenize
+from biocite.tokenize import STOPWORDS, american_spelling, compound_parts, respellings, tokenize
 
 # Words of question templates and generic outcome words: they never make a concept on their own.
 GENERIC = frozenset(
@@ -434,16 +434,6 @@ _PREFIX_SET = frozenset(PREFIXES)
 # The prefixes that are no word alone: a chunk's "peri" is the cut-off part of "peri-sinusoidal" and no term, but
 # "trans fats", "extra virgin olive oil" and "auto accidents" keep theirs
 _PREFIX_PARTS = _PREFIX_SET - {"trans", "extra", "super", "post", "auto"}
-# British -> American spelling of a stem: ae -> e (haem-, anaem-, paed-), oe -> e after a consonant or at the
-# start (oesophag-, diarrhoea, foetal), -our -> -or, -is(e) -> -iz(e), -ys(e) -> -yz(e); stems of 5+ letters
-# ("doe" is not "de").
-_SPELLINGS = [
-    (re.compile(r"ae"), "e"),
-    (re.compile(r"(?:(?<=[^aeiou])|^)oe"), "e"),
-    (re.compile(r"our$"), "or"),
-    (re.compile(r"(?<=[^aeiouy])is$"), "iz"),
-    (re.compile(r"ys$"), "yz"),
-]
 # An organ's Latin adjective and its English noun name the same thing: "hepatic fibrosis" is "liver fibrosis",
 # "renal failure" "kidney failure". Unambiguous pairs only ("oral" is also a route, "vascular" a class).
 ORGAN_WORDS = [
@@ -655,16 +645,6 @@ def _phrase_stem(word: str) -> str:
 def _stem(word: str) -> str | None:
     tokens = tokenize(word, stem=True)
     return tokens[0] if tokens else None
-
-
-@lru_cache(maxsize=1 << 16)  # evidence relevance spells every term of every sentence it scores
-def american_spelling(stem: str) -> str:
-    """The stem as American spelling writes it ("haemolyt" -> "hemolyt", "randomis" -> "randomiz")."""
-    if len(stem) < 5 or not stem.isalpha():
-        return stem
-    for pattern, repl in _SPELLINGS:
-        stem = pattern.sub(repl, stem)
-    return stem
 
 
 def derivational_core(word: str) -> str | None:
@@ -1228,13 +1208,18 @@ def read_as(concept: Concept, terms: DocumentTerms) -> str | None:
 
 
 def never_indexed(concept: Concept, df: DocumentFrequencies) -> bool:
-    """No specific term of the concept is in any indexed abstract (a compound phrase counts as seen), nor any
-    other name of it, nor a respelling of its typo: "Lipitor" is in none, but atorvastatin is in 6, and the
-    agent had said that no indexed abstract mentions 'Lipitor'; it said so of "sertaline" too."""
-    if any(" " in t or df.counts.get(t, 0) or concept.respelled.get(t) for t in concept.terms):
+    """No specific term of the concept is in any indexed abstract (a compound phrase counts as seen), nor its
+    American spelling, nor any other name of it, nor a respelling of its typo: "Lipitor" is in none, but
+    atorvastatin is in 6, and the agent had said that no indexed abstract mentions 'Lipitor'; it said so of
+    "sertaline" and of "haemoglobin A1c" too."""
+    if any(" " in t or _indexed(t, df) or concept.respelled.get(t) for t in concept.terms):
         return False
     others = (other for _, names in other_names.asked_names(concept.text) for other in names)
     return not any(all(df.counts.get(t, 0) for t in other) for other in others)
+
+
+def _indexed(term: str, df: DocumentFrequencies) -> bool:
+    return bool(df.counts.get(term, 0) or df.counts.get(american_spelling(term), 0))
 
 
 def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Document]) -> list[str]:

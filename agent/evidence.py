@@ -15,11 +15,10 @@ from typing import Protocol
 
 import numpy as np
 
-from biocite.agent.coverage import american_spelling
 from biocite.other_names import Names, asked_names, named_otherwise, with_other_names
 from biocite.records import Document, Evidence, SearchHit, Sentence, Span
 from biocite.sentences import is_metadata_sentence, refers_back, without_inline_label
-from biocite.tokenize import tokenize
+from biocite.tokenize import american_spelling, tokenize
 
 
 class TextEncoder(Protocol):

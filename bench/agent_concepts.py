@@ -79,7 +79,6 @@ from biocite.agent.coverage import (  # noqa: E402
     Concept,
     DocumentFrequencies,
     DocumentTerms,
-    american_spelling,
     asked_outcome,
     asked_setting,
     asked_subject,
@@ -92,7 +91,7 @@ from biocite.index.store import DocStore  # noqa: E402
 from biocite.kqa import load_questions as load_kqa  # noqa: E402
 from biocite.pubmedqa import Question, load_questions, split_questions  # noqa: E402
 from biocite.settings import load_settings  # noqa: E402
-from biocite.tokenize import tokenize  # noqa: E402
+from biocite.tokenize import american_spelling, tokenize  # noqa: E402
 from biocite.topics import load_topics  # noqa: E402
 
 OUT = Path(__file__).with_name("agent_unanswerable_outcomes.json")

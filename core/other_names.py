@@ -329,13 +329,18 @@ LAY_NAMES: list[tuple[str, str]] = [
     # "Is keyhole removal of the adrenal gland safe for large lumps?" over "LA for adrenal masses larger than 7 cm"
     ("keyhole removal", "laparoscopic"),
     ("lumps", "masses"),  # plural only: a "mass" is also a weight ("body mass", "bone mass")
+    # "Is a bone scan useful to decide where to amputate a diabetic foot?"
     ("bone scan", "bone scintigraphy"),
     # "Do more adults with chronic illness use alternative medicine than before?" said "not covered: chronic
     # illness" over "U.S. adults with chronic disease-related functional limitations"
-    (
-        "chronic illness",
-        "chronic disease",
-    ),  # "Is a bone scan useful to decide where to amputate a diabetic foot?"
+    ("chronic illness", "chronic disease"),
+    # "Is haemoglobin A1c useful in gestational diabetes?" said that no indexed abstract mentions it: abstracts
+    # write "HbA1c" (14 of the embedded corpus) or "glycated hemoglobin" (8)
+    ("a1c", "hba1c"),
+    ("hemoglobin a1c", "hba1c"),
+    ("haemoglobin a1c", "hba1c"),
+    ("hba1c", "glycated hemoglobin"),
+    ("hba1c", "glycated haemoglobin"),
     *BROKEN_BONES,
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over

@@ -17,6 +17,7 @@ import string
 import threading
 import unicodedata
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN_PLUS
@@ -112,3 +113,25 @@ def respellings(token: str, known: Callable[[str], int | None]) -> list[str]:
     put_back = {a + c + b for a, b in cuts for c in _LETTERS}
     swapped = {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1 and b[0] != b[1]}
     return sorted(t for t in put_back | swapped if known(t))
+
+
+# British -> American spelling of a stem: ae -> e (haem-, anaem-, paed-), oe -> e after a consonant or at the
+# start (oesophag-, diarrhoea, foetal), -our -> -or, -is(e) -> -iz(e), -ys(e) -> -yz(e); stems of 5+ letters
+# ("doe" is not "de").
+_SPELLINGS = [
+    (re.compile(r"ae"), "e"),
+    (re.compile(r"(?:(?<=[^aeiou])|^)oe"), "e"),
+    (re.compile(r"our$"), "or"),
+    (re.compile(r"(?<=[^aeiouy])is$"), "iz"),
+    (re.compile(r"ys$"), "yz"),
+]
+
+
+@lru_cache(maxsize=1 << 16)  # evidence relevance spells every term of every sentence it scores
+def american_spelling(stem: str) -> str:
+    """The stem as American spelling writes it ("haemolyt" -> "hemolyt", "randomis" -> "randomiz")."""
+    if len(stem) < 5 or not stem.isalpha():
+        return stem
+    for pattern, repl in _SPELLINGS:
+        stem = pattern.sub(repl, stem)
+    return stem

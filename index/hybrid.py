@@ -22,7 +22,7 @@ from biocite.other_names import search_names, with_other_names
 from biocite.records import Document, SearchHit, Sentence
 from biocite.retrieval import DocumentSource, Encoder
 from biocite.settings import Settings
-from biocite.tokenize import respellings, tokenize
+from biocite.tokenize import american_spelling, respellings, tokenize
 
 if TYPE_CHECKING:
     from biocite.index.build import LoadedIndex
@@ -176,12 +176,14 @@ class HybridRetriever:
     def bm25(self, query: str, k: int) -> Ranked:
         """BM25 over the query's terms and the other names of the drugs and conditions it names
         ("paracetamol" also searches "acetaminophen", "heart attack" "myocardial infarction":
-        `biocite.other_names`), and the index terms a term it never saw may be a typo of ("sertaline" also
-        searches "sertraline": `biocite.tokenize.respellings`)."""
+        `biocite.other_names`); for a term no abstract has, its American spelling ("haemoglobin" also searches
+        "hemoglobin") and the index terms it may be a typo of ("sertaline" "sertraline": `biocite.tokenize`)."""
         tokens = tokenize(" ".join([query, *search_names(query)]), stem=self.index.stem)
         known = self.idf.df.get
-        typos = [near for token in tokens if not known(token) for near in respellings(token, known)]
-        return self.index.bm25.search(tokens + typos, k) if tokens else []
+        unseen = [token for token in tokens if not known(token)]
+        spelt = [us for token in unseen if (us := american_spelling(token)) != token and known(us)]
+        typos = [near for token in unseen for near in respellings(token, known)]
+        return self.index.bm25.search(tokens + spelt + typos, k) if tokens else []
 
     def dense(self, query: str, k: int) -> Ranked:
         """The nearest abstracts to the query with its other names ("tummy tuck (abdominoplasty)")."""

@@ -117,9 +117,13 @@ def test_bm25_searches_a_drugs_other_name(root: Path, asked: str, pmid: str) -> 
     assert hits and hits[0].pmid == pmid, [h.pmid for h in hits]
 
 
-@pytest.mark.parametrize(("asked", "pmid"), [("chlorthalidne", "28952"), ("lidcoaine", "2004")])
-def test_bm25_searches_what_a_typo_may_be(root: Path, asked: str, pmid: str) -> None:
-    """A word no abstract has, with a letter dropped or two swapped, also searches the word put right."""
+@pytest.mark.parametrize(
+    ("asked", "pmid"),
+    [("chlorthalidne", "28952"), ("lidcoaine", "2004"), ("haemolytic", "100562"), ("foetal", "122435")],
+)
+def test_bm25_searches_what_a_typo_or_a_british_spelling_may_be(root: Path, asked: str, pmid: str) -> None:
+    """A word no abstract has, with a letter dropped or two swapped, also searches the word put right; one in
+    British spelling, its American spelling."""
     settings = settings_for(root, "none")
     retriever = HybridRetriever(open_index(settings), settings)
     hits = retriever.search(asked, k=3, stage="bm25")

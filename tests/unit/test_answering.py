@@ -14,7 +14,6 @@ from biocite.agent.aspects import labelled_phrases, training_questions
 from biocite.agent.coverage import (
     DocumentFrequencies,
     DocumentTerms,
-    american_spelling,
     asked_outcome,
     asked_setting,
     asked_subject,
@@ -81,7 +80,7 @@ from biocite.heads import LinearModel
 from biocite.other_names import asked_names, other_names, search_names, with_other_names
 from biocite.pubmedqa import load_questions, split_questions
 from biocite.records import Answer, AnswerSentence, Citation, Document, Evidence, Sentence, Span
-from biocite.tokenize import tokenize
+from biocite.tokenize import american_spelling, tokenize
 from tests.conftest import DATA
 from tests.unit.agent_fakes import (
     ABSTRACTS,
@@ -2013,6 +2012,9 @@ def test_a_typo_is_read_as_the_word_the_evidence_has() -> None:
     # the index has its respelling, so the agent does not say that no indexed abstract mentions 'cirrotics'
     alone = key_concepts("Is ascites drained in cirrotics?", df, 0.03)[-1]
     assert alone.terms == ["cirrot"] and not never_indexed(alone, df)
+    # nor a word in British spelling whose American spelling it has
+    british = key_concepts("Is haemolytic anaemia common?", _df("hemolytic anemia"), 0.03)[0]
+    assert british.terms == ["haemolyt", "anaemia"] and not never_indexed(british, _df("hemolytic anemia"))
     assert never_indexed(key_concepts("Is xqzvrt safe?", df, 0.03)[0], df)
 
 
