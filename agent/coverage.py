@@ -539,7 +539,10 @@ SIGN_WORDS = [("bleeding", "hemorrhage"), ("bleeding", "haemorrhage"), ("stiff",
 # of "radical surgery" over the one of "patients with resected non-small cell lung cancer". Not "operation"
 # (its stem is the one of "receiver operating characteristic"). Coverage only, as `SIGN_WORDS`.
 PROCEDURE_WORDS = [("surgery", "resection")]
-PLAIN_NAMES = ORGAN_WORDS + AGE_WORDS + TEST_WORDS + SIGN_WORDS + PROCEDURE_WORDS + PLACE_WORDS
+# What a level is measured in: "Is leptin in the blood a sign of how long someone with lung cancer will live?"
+# said "not covered: blood" over "the serum leptin level has no prognostic indications". Coverage only.
+SAMPLE_WORDS = [("blood", "serum")]
+PLAIN_NAMES = ORGAN_WORDS + AGE_WORDS + TEST_WORDS + SIGN_WORDS + PROCEDURE_WORDS + SAMPLE_WORDS + PLACE_WORDS
 # the drugs' names, and the one-word names of conditions ("flu" / "influenza"); phrases are `_condition_written`'s
 OTHER_NAMES = (
     other_names.DRUGS

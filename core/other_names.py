@@ -341,6 +341,20 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("haemoglobin a1c", "hba1c"),
     ("hba1c", "glycated hemoglobin"),
     ("hba1c", "glycated haemoglobin"),
+    # "Is slow stomach emptying after a Whipple operation linked to keeping the pylorus?" said that no indexed
+    # abstract mentions 'Whipple operation' (an eponym; abstracts write "pancreaticoduodenectomy")
+    ("whipple operation", "pancreaticoduodenectomy"),
+    ("whipple procedure", "pancreaticoduodenectomy"),
+    ("stomach emptying", "gastric emptying"),
+    ("joint pains", "arthralgia"),  # "Do joint pains from aromatase inhibitors go away ...?"
+    ("joint pain", "arthralgia"),
+    # "Do women with warning signs of gynaecological cancer see a specialist less ...?" ("not covered: warning")
+    ("warning signs", "alarm symptoms"),
+    ("warning signs", "red flags"),
+    ("go away by itself", "spontaneous remission"),  # "Can polyarteritis nodosa go away by itself?"
+    ("go away by itself", "spontaneous resolution"),
+    ("go away on its own", "spontaneous remission"),
+    ("go away on its own", "spontaneous resolution"),
     *BROKEN_BONES,
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over

@@ -1212,6 +1212,11 @@ def test_lay_names_of_babies_are_covered_by_the_abstracts_words() -> None:
         ("Are large lumps of the adrenal gland benign?", "Large adrenal masses were removed."),
         ("Is a bone scan useful before amputation?", "3-phase bone scintigraphy before amputation."),
         ("Do women live longer after surgery for lung cancer?", "Survival of resected lung cancer."),
+        ("Is a Whipple operation safe in the elderly?", "Pancreaticoduodenectomy in octogenarians."),
+        ("Do joint pains stop when letrozole is stopped?", "Arthralgia with aromatase inhibitors."),
+        ("Do warning signs of cancer get checked?", "Alarm symptoms and contact with specialist care."),
+        ("Can polyarteritis nodosa go away by itself?", "Spontaneous remission of renal PAN can occur."),
+        ("Is leptin in the blood a sign of survival?", "The serum leptin level had no prognostic value."),
     ],
 )
 def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, written: str) -> None:
@@ -1222,7 +1227,8 @@ def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, wri
         "broken collarbone", "bleeding", "tiredness", "repeated miscarriages", "knocked out", "saving the leg",
         "breathing machine", "clot busting drugs", "gallbladder out", "stiff chest", "newer birth control pills",
         "spread to the bones", "city", "carers", "secondhand smoke", "cancer pressing on the spinal cord",
-        "keyhole removal", "large lumps", "bone scan", "surgery",
+        "keyhole removal", "large lumps", "bone scan", "surgery", "Whipple operation", "joint pains",
+        "warning signs", "polyarteritis nodosa go away by itself", "blood",
     )  # fmt: skip
     lay = next(c for c in concepts if c.text in lay_names)
     assert covers(lay, _doc("", written))
