@@ -49,6 +49,7 @@ from biocite.agent.coverage import (
     Coverage,
     DocumentFrequencies,
     DocumentTerms,
+    asked_outcome,
     asked_subject,
     aspect,
     carried_concepts,
@@ -356,7 +357,8 @@ class Agent:
         # four that are all common in the index ("How long do patients stay in hospital?")
         df, terms = self.doc_freqs, content_terms(question)
         all_common = len(terms) == 4 and df is not None and names_nothing_of_its_own(question, df)
-        refers_back = bool(PRONOUNS.search(question)) or len(terms) < 4 or (bool(history) and all_common)
+        short = len(terms) < 4 or (bool(history) and all_common)
+        refers_back = bool(PRONOUNS.search(question)) or (short and not self.asks_anew(question, history))
         named = "the question names"
         # "Was it safe?" after "What did PMID 29768149 find?" reads the same abstract
         if not focus and refers_back and history and history[-1].focus:
@@ -1095,6 +1097,18 @@ class Agent:
                 )
                 labels[pmid] = [c.label for c in named]
         return kept, labels
+
+    def asks_anew(self, question: str, history: list[Turn]) -> bool:
+        """Whether a short question with no pronoun and no "What about" / "And ..." opening asks a whole question
+        of its own: of an entity the question before did not name (a key concept), and of an outcome. "Does
+        smoking increase cancer risk?" after a question of ketamine sedation in children had been completed with
+        it and abstained, the children and the sedation not covered; "Does atropine reduce vomiting?" after it
+        still asks of ketamine sedation in children."""
+        if not history or ASKS_AGAIN_ABOUT.match(question) or asked_outcome(question) is None:
+            return False
+        before = {c.label.casefold() for c in self.question_concepts(history[-1].standalone)}
+        subjects = [c for c in self.question_concepts(question) if c.place == "subject"]
+        return bool(subjects) and all(c.label.casefold() not in before for c in subjects)
 
     def question_concepts(self, question: str) -> list[Concept]:
         """The question's key concepts, asked outcome, setting and subject (agent/coverage.py); none without

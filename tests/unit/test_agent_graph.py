@@ -248,6 +248,22 @@ def test_a_question_of_four_common_words_in_a_chat_asks_of_the_question_before()
     assert CONTEXT_OPEN not in own.trace.queries[0]
 
 
+def test_a_short_whole_question_of_another_entity_in_a_chat_is_asked_alone() -> None:
+    """ "Does smoking increase cancer risk?" after a question of ketamine sedation in children was completed with
+    it (three words of its own) and abstained: the sedation and the children were not covered."""
+    agent = agent_with_rare_words()
+    agent.ask(QUESTION, mode="extractive", thread_id="t")
+    alone = agent.ask("Does smoking cause cancer?", mode="extractive", thread_id="t")  # 3 words of its own
+    assert alone.trace.queries[0] == "Does smoking cause cancer?"
+    # of the entity asked before, it still asks in the question's setting
+    agent.ask(QUESTION, mode="extractive", thread_id="v")
+    again = agent.ask("Does metformin reduce appetite?", mode="extractive", thread_id="v")
+    assert again.trace.queries[0] == f"Does metformin reduce appetite? ({QUESTION})"
+    # and one that names no outcome is a follow-up, as before
+    other = agent.ask("What about sitagliptin?", mode="extractive", thread_id="v")
+    assert other.trace.queries[0] == f"What about sitagliptin? ({QUESTION})"
+
+
 def test_a_time_horizon_asks_the_last_question_again_over_that_time() -> None:
     """ "What about the long term?" after "Does metformin reduce HbA1c in type 2 diabetes?" read "long term" as another
     outcome and dropped HbA1c; "in the long term" replaced the population. A time horizon replaces nothing: after
