@@ -355,6 +355,13 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("go away by itself", "spontaneous resolution"),
     ("go away on its own", "spontaneous remission"),
     ("go away on its own", "spontaneous resolution"),
+    # "Does chemo before radiotherapy help ...?"; "Do you always need a neck artery scan before heart bypass
+    # surgery?" said "not covered: neck artery scan; heart bypass surgery" over a carotid-stenosis-before-CABG study
+    ("chemo", "chemotherapy"),
+    ("heart bypass", "coronary artery bypass"),
+    ("heart bypass", "cabg"),
+    ("neck artery", "carotid artery"),
+    ("neck arteries", "carotid arteries"),
     *BROKEN_BONES,
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over

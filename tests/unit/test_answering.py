@@ -1217,6 +1217,9 @@ def test_lay_names_of_babies_are_covered_by_the_abstracts_words() -> None:
         ("Do warning signs of cancer get checked?", "Alarm symptoms and contact with specialist care."),
         ("Can polyarteritis nodosa go away by itself?", "Spontaneous remission of renal PAN can occur."),
         ("Is leptin in the blood a sign of survival?", "The serum leptin level had no prognostic value."),
+        ("Is chemo safe in the elderly?", "Chemotherapy in patients over 80."),
+        ("Is a neck artery scan needed?", "Carotid artery stenosis was assessed by duplex."),
+        ("Is heart bypass safe after 80?", "Coronary artery bypass grafting in octogenarians."),
     ],
 )
 def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, written: str) -> None:
@@ -1228,7 +1231,8 @@ def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, wri
         "breathing machine", "clot busting drugs", "gallbladder out", "stiff chest", "newer birth control pills",
         "spread to the bones", "city", "carers", "secondhand smoke", "cancer pressing on the spinal cord",
         "keyhole removal", "large lumps", "bone scan", "surgery", "Whipple operation", "joint pains",
-        "warning signs", "polyarteritis nodosa go away by itself", "blood",
+        "warning signs", "polyarteritis nodosa go away by itself", "blood", "chemo", "neck artery scan",
+        "heart bypass",
     )  # fmt: skip
     lay = next(c for c in concepts if c.text in lay_names)
     assert covers(lay, _doc("", written))
