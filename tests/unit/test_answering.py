@@ -402,6 +402,11 @@ def test_evidence_all_in_another_group_of_people_is_a_caveat() -> None:
         update={"pmid": "2", "title": "", "abstract": "Ketamine sedation in adults."}
     )
     assert evidence_caveats("Is ketamine sedation safe in adults?", [trial, in_adults]) == []
+    # an age range is no mention of adults: the atropine trial "in children aged between 1 and 16 years"
+    ages = Document(
+        pmid="3", title="", abstract="Children aged between 1 and 16 years were randomised to atropine."
+    )
+    assert evidence_caveats("Is atropine needed with ketamine in adults?", [ages]) == said
 
 
 def test_an_asked_outcome_named_only_in_the_mesh_headings_is_a_caveat() -> None:
