@@ -1553,20 +1553,12 @@ def evidence_caveats(
     return caveats + [note for c in asked if (note := named_only_in_headings(c, cited))]
 
 
-# "aged" before a number gives an age range, of children as of adults ("children aged 1 to 16 years"); the population
-# words count it as a mention of adults (`biocite.populations`, shared with the support model), which kept the caveat
-# off every paediatric trial that gives its ages
-_AGED = re.compile(r"\baged\s+(?=(?:between\s+|from\s+|under\s+|up\s+to\s+)?\d)", re.IGNORECASE)
-
-
 def population_caveat(question: str, cited: list[Document]) -> str | None:
     """That every cited abstract is in another group than the one the question alone names, and none mentions
     it (`biocite.populations.other_population`: age, sex, species). "And in adults?" after "Is atropine needed
     with ketamine sedation in children?" was answered from the trial in children, with nothing said: adults
     are too many to be a key concept, and the verdict read the children's trial."""
-    found = (
-        [other_population(question, [d.title, _AGED.sub("", d.abstract)]) for d in cited] if question else []
-    )
+    found = [other_population(question, [d.title, d.abstract]) for d in cited] if question else []
     if not found or None in found:
         return None
     asked = {(m.axis, m.claim_group) for m in found if m}

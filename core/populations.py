@@ -13,7 +13,8 @@ contradicted: the evidence is silent about the claim's population, it does not s
 Conservative on purpose: a claim naming both groups ("children and adults"), a passage naming both (an
 adult trial that mentions children in its background), and a passage naming neither ("patients") leave the
 judgement to the model, and so does "In pregnant women ..." against that adult trial (0.97): no passage names
-the opposite of pregnancy. Hyphenated words are read whole ("adult-onset", "male-pattern" are not groups). It
+the opposite of pregnancy. "aged" mentions adults unless the ages after it all fall in childhood ("children
+aged 1 to 16 years"). Hyphenated words are read whole ("adult-onset", "male-pattern" are not groups). It
 is measured in `bench/populations.py`.
 """
 
@@ -113,9 +114,36 @@ _SEX_SHARE = re.compile(
 )
 
 
+# "aged" before ages all of childhood ("children aged 1 to 16 years", "aged 2 months to 18 years", "aged under 5")
+# gives no adults: "aged" is a word of the adults' family, which kept a paediatric trial that gives its ages from
+# being another population than adults. Ages reaching adulthood ("aged 40 to 75", "aged 6 weeks to 70 years",
+# "aged 12 and over") still mention them.
+_AGES = re.compile(
+    r"""\baged(?=\s+
+        (?:between\s+|from\s+|under\s+|up\s+to\s+|<\s*)?
+        (\d+(?:\.\d+)?)\s*(years?|months?|weeks?|days?)?  # the first age and its unit
+        (?:\s*(?:-|–|to|and)\s*(\d+(?:\.\d+)?)\s*(years?|months?|weeks?|days?)?)?  # the last age
+        (\s*(?:of\s+age\s*)?(?:and|or)\s+(?:over|older|above|more|up))?  # and upwards
+    )""",
+    re.I | re.X,
+)
+_ADULTHOOD = 18  # years
+
+
+def _without_childhood_ages(text: str) -> str:
+    def read(m: re.Match[str]) -> str:
+        unit = (m[4] if m[3] else m[2]) or "years"  # the unit of the oldest age, as written last
+        oldest = max(float(m[1]), float(m[3] or 0))
+        reaches_adulthood = bool(m[5]) or (unit.lower().startswith("year") and oldest > _ADULTHOOD)
+        return m[0] if reaches_adulthood else ""
+
+    return _AGES.sub(read, text)
+
+
 def _terms(text: str) -> set[str]:
     """The text's words and its two-word phrases ("older_adults"), lower-cased, hyphenated words whole;
     "sex" when it gives the share of one sex."""
+    text = _without_childhood_ages(text)
     tokens = [t.removesuffix("'s") for t in _TOKEN.findall(text.lower().replace("’", "'"))]
     terms = set(tokens) | {f"{a}_{b}" for a, b in zip(tokens, tokens[1:], strict=False)}
     return terms | {"sex"} if _SEX_SHARE.search(text) else terms

@@ -407,6 +407,11 @@ def test_evidence_all_in_another_group_of_people_is_a_caveat() -> None:
         pmid="3", title="", abstract="Children aged between 1 and 16 years were randomised to atropine."
     )
     assert evidence_caveats("Is atropine needed with ketamine in adults?", [ages]) == said
+    # a range reaching adulthood is a mention of them, in a trial that names children only in its background
+    grown = ages.model_copy(
+        update={"abstract": "Unlike children, patients aged 18 to 80 years were randomised."}
+    )
+    assert evidence_caveats("Is atropine needed with ketamine in adults?", [grown]) == []
 
 
 def test_an_asked_outcome_named_only_in_the_mesh_headings_is_a_caveat() -> None:

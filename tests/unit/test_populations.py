@@ -90,3 +90,26 @@ def test_an_animal_study_by_its_mesh_check_tags_or_else_by_its_words() -> None:
     assert not studied_in_animals("Clonidine lowered blood pressure.")  # no one named
     assert mentions_animals("Does edaravone protect the ovaries of rats?")
     assert not mentions_animals("Does edaravone protect the ovaries?")
+
+
+@pytest.mark.parametrize(
+    ("ages", "mentions_adults"),
+    [
+        ("children aged 1 to 16 years", False),
+        ("children aged between 1 and 16 years", False),
+        ("infants aged 6-24 months", False),
+        ("children aged under 5", False),
+        ("children aged 2 months to 18 years", False),
+        ("patients aged from 6 weeks to 70 years", True),
+        ("patients aged 40 to 75 years", True),
+        ("patients aged 12 years and older", True),
+        ("children aged 12 and over", True),
+        ("the aged", True),
+    ],
+)
+def test_an_age_range_of_childhood_mentions_no_adults(ages: str, mentions_adults: bool) -> None:
+    """The word "aged" is a word of the adults' family, but not before ages that all fall in childhood: a paediatric
+    trial that gives its ages is another population than adults."""
+    passage = [f"We randomised children: {ages} received atropine.", "Atropine reduced hypersalivation."]
+    found = other_population("Atropine reduced hypersalivation in adults.", passage)
+    assert (found is None) is mentions_adults
