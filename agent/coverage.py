@@ -258,6 +258,18 @@ def _names_association(words: list[str], i: int) -> bool:
     return i + 1 < len(words) and words[i + 1].casefold() in links
 
 
+# "at risk of | seizures" names its outcome as an outcome verb does, and so does "heal" before its object: "Are
+# newborns at risk of seizures from isoniazid?" had the concept "newborns" alone, and a study of lithium in
+# pregnancy answered it; "Does H. pylori treatment heal stomach ulcers?" had no concept "stomach ulcers". Not
+# "heal" without its object ("How long does a cornea injury take to heal without medical attention?").
+def _names_risk_or_healed(words: list[str], i: int) -> bool:
+    """Whether words[i] is the "risk" of "risk of X" or the "heal" of "heal X"."""
+    low, after = words[i].casefold(), words[i + 1].casefold() if i + 1 < len(words) else ""
+    return (low in ("risk", "risks") and after == "of") or (
+        low in ("heal", "heals") and bool(after) and after not in STOPWORDS
+    )
+
+
 def _opens_association_between(words: list[str], i: int) -> bool:
     """Whether words[i] is the "between" of "an association between A and B"."""
     return words[i].casefold() == "between" and i > 0 and words[i - 1].casefold() in ASSOCIATION_NOUNS
@@ -536,9 +548,14 @@ PLACE_WORDS = [
 # after tonsillectomy that mentions bleeding was quoted instead). Coverage only: search keeps the asked word.
 SIGN_WORDS = [("bleeding", "hemorrhage"), ("bleeding", "haemorrhage"), ("stiff", "rigid")]
 # A resection is surgery: "Do women live longer than men after surgery for lung cancer?" quoted a lymph-node study
-# of "radical surgery" over the one of "patients with resected non-small cell lung cancer". Not "operation"
-# (its stem is the one of "receiver operating characteristic"). Coverage only, as `SIGN_WORDS`.
-PROCEDURE_WORDS = [("surgery", "resection")]
+# of "radical surgery" over the one of "patients with resected non-small cell lung cancer"; and what is done before,
+# during or after it ("Can a p53 test tell if rectal cancer will respond to chemoradiation before surgery?" said
+# "not covered: surgery" over "pre-operative chemo-radiation"). Not "operation" (its stem is the one of "receiver
+# operating characteristic"). Coverage only, as `SIGN_WORDS`.
+PROCEDURE_WORDS = [
+    ("surgery", "resection"),
+    *(("surgery", f"{when}operative") for when in ("pre", "post", "peri", "intra")),
+]
 # What a level is measured in: "Is leptin in the blood a sign of how long someone with lung cancer will live?"
 # said "not covered: blood" over "the serum leptin level has no prognostic indications". Coverage only.
 SAMPLE_WORDS = [("blood", "serum")]
@@ -813,6 +830,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
                 stem in OUTCOME_VERBS
                 or low in EFFECT_VERBS
                 or _names_association(words_in_order, i)
+                or _names_risk_or_healed(words_in_order, i)
                 or _names_causative(words_in_order, i)
                 or second
             ):
@@ -967,12 +985,22 @@ def term_share(term: str, df: DocumentFrequencies) -> float:
     return -1.0 if " " in term else df.share(term)
 
 
+_PREFIXED = re.compile(r"\b([a-z]+)-([a-z]+)\b")
+
+
+def _prefixed_stems(text: str) -> set[str]:
+    """The stems of the words an abstract writes with a prefix apart ("pre-operative"), as one word ("preoper"):
+    a question writes them so, and a plain name pairs them ("surgery" / "preoperative")."""
+    pairs = _PREFIXED.findall(text.casefold())
+    return {s for prefix, base in pairs if prefix in _PREFIX_SET for s in tokenize(prefix + base, stem=True)}
+
+
 class DocumentTerms:
     """What coverage checks look up in one abstract: its stems, its normalised text and its words."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.stems = set(tokenize(_CHILD_PUGH.sub("", text), stem=True))
+        self.stems = set(tokenize(_CHILD_PUGH.sub("", text), stem=True)) | _prefixed_stems(text)
         self.flat = " " + " ".join(re.findall(r"[a-z0-9]+", text.casefold())) + " "
         self.words = set(re.findall(r"[A-Za-z0-9]+", text))
         self._sequence = re.findall(r"[a-z0-9]+", text.casefold())
@@ -1243,7 +1271,8 @@ def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Docu
                 break
             if found := _condition_written(concept, terms):
                 name, written = found
-                notes.append(f"read {name!r} as {written!r}, {_name_kind(name, 'condition')}")
+                kind = "group of people" if other_names.people_names(name.casefold()) else "condition"
+                notes.append(f"read {name!r} as {written!r}, {_name_kind(name, kind)}")
                 break
     return notes
 
@@ -1270,7 +1299,15 @@ def _other_word_name(asked: str, key: str, terms: DocumentTerms) -> tuple[str, s
     named = [(n, "drug") for n in other_names.other_names(word)]
     named += [(n, "condition") for n in other_names.condition_names(word) if " " not in n]
     named += [(n, "group of people") for n in other_names.people_names(word)]
-    return next(((terms.written(s), kind) for n, kind in named if (s := _stem(n)) and s in terms.stems), None)
+    return next(((written, kind) for n, kind in named if (written := _written_name(n, terms))), None)
+
+
+def _written_name(name: str, terms: DocumentTerms) -> str | None:
+    """How the abstract writes another name: a phrase ("primary care physicians") as a phrase of its stems."""
+    if " " in name:
+        return name if f" {_stemmed_phrase(name)} " in terms.stem_flat else None
+    stem = _stem(name)
+    return terms.written(stem) if stem and stem in terms.stems else None
 
 
 @lru_cache(maxsize=4096)  # `covers` asks it of the same concept for every abstract
@@ -1280,12 +1317,14 @@ def _stemmed_phrase(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _condition_phrases() -> dict[str, tuple[str, list[tuple[str, str]]]]:
-    """Stemmed condition name -> (the name, (stemmed, written) of its other names) (`biocite.other_names`)."""
-    pairs = other_names.CONDITIONS + other_names.LAY_NAMES
+    """Stemmed name of a condition or a group of people -> (the name, (stemmed, written) of its other names)
+    (`biocite.other_names`): "GPs" are the "primary care physicians" of an abstract."""
+    pairs = other_names.CONDITIONS + other_names.LAY_NAMES + other_names.PEOPLE
     phrases: dict[str, tuple[str, list[tuple[str, str]]]] = {}
     for name in sorted({name for pair in pairs for name in pair}):  # "wisdom tooth" and "wisdom teeth": both
         others = phrases.setdefault(_stemmed_phrase(name), (name, []))[1]
-        others.extend((_stemmed_phrase(o), o) for o in other_names.condition_names(name))
+        named = other_names.condition_names(name) + other_names.people_names(name)
+        others.extend((_stemmed_phrase(o), o) for o in named)
     return phrases
 
 

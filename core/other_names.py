@@ -245,6 +245,7 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("bowel cancer", "colorectal cancer"),
     ("womb cancer", "endometrial cancer"),
     ("stomach ulcer", "gastric ulcer"),
+    ("stomach ulcer", "peptic ulcer"),  # a patient's "stomach ulcer" is any peptic ulcer
     ("frozen shoulder", "adhesive capsulitis"),
     ("tennis elbow", "lateral epicondylitis"),
     ("slipped disc", "disc herniation"),
@@ -362,6 +363,24 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("heart bypass", "cabg"),
     ("neck artery", "carotid artery"),
     ("neck arteries", "carotid arteries"),
+    # "Does a steroid inhaler change how breathless an asthma attack feels?" quoted admissions for asthma over
+    # "the effect of inhaled corticosteroids (ICSs)" on "the perception of dyspnea"
+    ("steroid inhaler", "inhaled corticosteroids"),
+    ("steroid inhalers", "inhaled corticosteroids"),
+    ("inhaled steroids", "inhaled corticosteroids"),
+    ("breathless", "dyspnea"),
+    ("breathless", "dyspnoea"),
+    ("breathlessness", "dyspnea"),
+    ("breathlessness", "dyspnoea"),
+    # "Does a high white cell count mean the injury is worse?" over "White blood cell count (WBC) is an easy, quick
+    # and objective test"; "Is poor nutrition a cause of hardening of the arteries in dialysis patients?" said
+    # "not covered: hardening of the arteries" over "Arterial calcification is a significant cardiovascular risk
+    # factor in hemodialysis patients"
+    ("white cell count", "white blood cell count"),
+    ("white cell count", "leukocyte count"),
+    ("hardening of the arteries", "arteriosclerosis"),
+    ("hardening of the arteries", "arterial calcification"),
+    ("hardening of the arteries", "vascular calcification"),
     *BROKEN_BONES,
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over
@@ -377,6 +396,16 @@ PEOPLE: list[tuple[str, str]] = [
     ("teens", "adolescents"),
     ("teenagers", "adolescents"),
     ("carers", "caregivers"),  # "Do family meetings stop carers of people with dementia getting depressed?"
+    # "Do GPs give too few antibiotics for stomach ulcers?" said "not covered: GPs" over "80 Italian primary care
+    # physicians"
+    ("gps", "general practitioners"),
+    ("gps", "primary care physicians"),
+    ("gp", "general practitioner"),
+    ("gp", "primary care physician"),
+    ("family doctors", "general practitioners"),
+    ("family doctors", "primary care physicians"),
+    ("family doctor", "general practitioner"),
+    ("family doctor", "primary care physician"),
 ]
 
 

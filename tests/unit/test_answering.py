@@ -709,6 +709,18 @@ def test_a_verb_of_effect_ends_the_subject_and_names_the_outcome() -> None:
     assert asked_subject("Can stress bring on a heart attack?") == "stress"
 
 
+def test_a_risk_of_and_heal_name_the_outcome() -> None:
+    """`Are newborns at risk of seizures from isoniazid?` (2026-12-07) had the concept "newborns" alone and was
+    answered from a study of lithium in pregnancy; "Does H. pylori treatment heal stomach ulcers?" had no
+    concept "stomach ulcers". "heal" without its object names nothing."""
+    assert asked_outcome("Are newborns at risk of seizures from isoniazid?") == "seizures"
+    assert asked_outcome("Is the risk of bleeding higher with warfarin?") == "bleeding"
+    # it had been the subject, opened by "What is"
+    assert asked_outcome("What is the risk of agranulocytosis with clozapine?") == "agranulocytosis"
+    assert asked_outcome("Does H. pylori treatment heal stomach ulcers?") == "stomach ulcers"
+    assert asked_outcome("How long does a cornea injury take to heal without medical attention?") is None
+
+
 def test_make_worse_names_the_outcome() -> None:
     """`biocite ask "Does smoking make psoriasis worse?"` (2026-12-02) said "yes, the cited studies support it"
     from a cohort of smokers with melanoma: "psoriasis" (in 8 abstracts, above the key-concept bar) followed no
@@ -877,7 +889,8 @@ def test_the_subject_and_the_setting_are_concepts_below_the_key_concept_bar() ->
         ("Does chemotherapy have a role in the management of nasopharyngeal carcinoma?", "chemotherapy",
          "nasopharyngeal carcinoma"),  # "management" frames the setting
         ("Is there a decrease in mortality with aspirin?", None, "aspirin"),  # "in" after an outcome verb
-        ("What is the risk of agranulocytosis with clozapine?", "agranulocytosis", "clozapine"),
+        # "risk of" names the outcome (`test_a_risk_of_and_heal_name_the_outcome`)
+        ("What is the risk of agranulocytosis with clozapine?", None, "clozapine"),
         ("Cycloplegic autorefraction in young adults: is it mandatory?", None, "young"),
         # a patient's words: counts and dosage forms are not the entity; an opening word opens a sentence
         ("How many pills of ibuprofen can I take?", "ibuprofen", None),
@@ -1230,6 +1243,16 @@ def test_lay_names_of_babies_are_covered_by_the_abstracts_words() -> None:
         ("Is chemo safe in the elderly?", "Chemotherapy in patients over 80."),
         ("Is a neck artery scan needed?", "Carotid artery stenosis was assessed by duplex."),
         ("Is heart bypass safe after 80?", "Coronary artery bypass grafting in octogenarians."),
+        ("Does a steroid inhaler help asthma?", "The effect of inhaled corticosteroids (ICSs) in asthma."),
+        ("Do asthmatics feel breathless?", "The perception of dyspnea during bronchoconstriction."),
+        ("Is a white cell count useful?", "White blood cell count (WBC) is an easy test."),
+        (
+            "Is poor nutrition a cause of hardening of the arteries?",
+            "Arterial calcification is a risk factor in hemodialysis patients.",
+        ),
+        ("Do GPs give antibiotics?", "Italian primary care physicians prescribe eradication therapy."),
+        ("Are stomach ulcers treated?", "Patients with peptic ulcer disease (PUD)."),
+        ("Is radiotherapy before surgery useful?", "Pre-operative chemo-radiation in rectal cancer."),
     ],
 )
 def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, written: str) -> None:
@@ -1242,7 +1265,8 @@ def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, wri
         "spread to the bones", "city", "carers", "secondhand smoke", "cancer pressing on the spinal cord",
         "keyhole removal", "large lumps", "bone scan", "surgery", "Whipple operation", "joint pains",
         "warning signs", "polyarteritis nodosa go away by itself", "blood", "chemo", "neck artery scan",
-        "heart bypass",
+        "heart bypass", "steroid inhaler", "breathless", "white cell count", "hardening of the arteries",
+        "GPs", "stomach ulcers",
     )  # fmt: skip
     lay = next(c for c in concepts if c.text in lay_names)
     assert covers(lay, _doc("", written))
@@ -1259,6 +1283,15 @@ def test_women_are_covered_by_maternal_patients_but_pregnancy_is_not_covered_by_
         c for c in key_concepts("Is aspirin safe in pregnancy?", _df("x"), 0.03) if c.text == "pregnancy"
     )
     assert not covers(pregnancy, _doc("", "Aspirin was safe in women aged 40 to 60."))
+
+
+def test_a_group_of_people_is_read_by_its_written_phrase() -> None:
+    """ "read 'GPs' as 'general', another name of the same group of people": the note named the first word of
+    "general practitioners"; and an abstract of "primary care physicians" did not cover "GPs"."""
+    gps = key_concepts("Do GPs give antibiotics?", _df("x"), 0.03)[0]
+    physicians = Document(pmid="1", abstract="Italian primary care physicians prescribe eradication therapy.")
+    notes = respelling_notes([gps], {0}, [physicians])
+    assert notes == ["read 'GPs' as 'primary care physicians', another name of the same group of people"]
 
 
 def test_a_brand_name_is_covered_by_its_generic_name() -> None:
