@@ -225,6 +225,9 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("overactive thyroid", "hyperthyroidism"),
     ("blood clots", "thrombosis"),
     ("irregular heartbeat", "arrhythmia"),
+    # "Do statins before heart bypass surgery stop an irregular heartbeat afterwards?" said "not covered: irregular
+    # heartbeat" over "preoperative statin therapy seems to reduce AF development after CABG"
+    ("irregular heartbeat", "atrial fibrillation"),
     ("blood poisoning", "sepsis"),
     ("lockjaw", "tetanus"),
     ("glue ear", "otitis media"),
@@ -381,6 +384,14 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("hardening of the arteries", "arteriosclerosis"),
     ("hardening of the arteries", "arterial calcification"),
     ("hardening of the arteries", "vascular calcification"),
+    # "Do heart pumps work as a bridge to a heart transplant?" said "not covered: heart pumps" over "long-term
+    # implantable left ventricular assist devices"; "Is a fragile gullet lining a sign of eosinophilic esophagitis?"
+    ("heart pump", "ventricular assist device"),
+    ("heart pumps", "ventricular assist devices"),
+    ("heart pump", "mechanical circulatory support"),
+    ("heart pumps", "mechanical circulatory support"),
+    ("gullet", "esophagus"),
+    ("gullet", "oesophagus"),
     *BROKEN_BONES,
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over

@@ -1253,6 +1253,9 @@ def test_lay_names_of_babies_are_covered_by_the_abstracts_words() -> None:
         ("Do GPs give antibiotics?", "Italian primary care physicians prescribe eradication therapy."),
         ("Are stomach ulcers treated?", "Patients with peptic ulcer disease (PUD)."),
         ("Is radiotherapy before surgery useful?", "Pre-operative chemo-radiation in rectal cancer."),
+        ("Do statins prevent an irregular heartbeat?", "Statins reduce atrial fibrillation (AF) after CABG."),
+        ("Do heart pumps work as a bridge?", "Left ventricular assist devices as a bridge to transplant."),
+        ("Is a fragile gullet lining a sign?", "Fragile esophageal mucosa tears during endoscopy."),
     ],
 )
 def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, written: str) -> None:
@@ -1266,7 +1269,7 @@ def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, wri
         "keyhole removal", "large lumps", "bone scan", "surgery", "Whipple operation", "joint pains",
         "warning signs", "polyarteritis nodosa go away by itself", "blood", "chemo", "neck artery scan",
         "heart bypass", "steroid inhaler", "breathless", "white cell count", "hardening of the arteries",
-        "GPs", "stomach ulcers",
+        "GPs", "stomach ulcers", "irregular heartbeat", "heart pumps", "fragile gullet lining",
     )  # fmt: skip
     lay = next(c for c in concepts if c.text in lay_names)
     assert covers(lay, _doc("", written))
