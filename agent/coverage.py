@@ -453,7 +453,6 @@ ORGAN_WORDS = [
     ("cerebral", "brain"), ("gastric", "stomach"), ("cutaneous", "skin"), ("dermal", "skin"),
     ("ocular", "eye"), ("dental", "tooth"), ("dental", "teeth"), ("osseous", "bone"), ("muscular", "muscle"),
     ("nasal", "nose"), ("splenic", "spleen"), ("mammary", "breast"), ("ureteral", "ureter"), ("ureteric", "ureter"),
-    ("esophageal", "gullet"), ("oesophageal", "gullet"),
 ]  # fmt: skip
 # Words of age groups that name the same population: "older patients" are the abstract's "elderly", "children"
 # its "pediatric" patients or "a child". "Child-Pugh" (a surname) is no child: an abstract's "Child-Pugh" is read

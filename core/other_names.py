@@ -392,6 +392,8 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("heart pumps", "mechanical circulatory support"),
     ("gullet", "esophagus"),
     ("gullet", "oesophagus"),
+    ("gullet", "esophageal"),
+    ("gullet", "oesophageal"),
     *BROKEN_BONES,
 ]
 # A lay name of a group of people and the one abstracts write ("Can isoniazid cause seizures in newborns?" over
