@@ -258,15 +258,23 @@ def _names_association(words: list[str], i: int) -> bool:
     return i + 1 < len(words) and words[i + 1].casefold() in links
 
 
-# "at risk of | seizures" names its outcome as an outcome verb does, and so does "heal" before its object: "Are
-# newborns at risk of seizures from isoniazid?" had the concept "newborns" alone, and a study of lithium in
-# pregnancy answered it; "Does H. pylori treatment heal stomach ulcers?" had no concept "stomach ulcers". Not
+# "at risk of | seizures" names its outcome as an outcome verb does, and so do "heal" before its object and "have
+# more | X": "Are newborns at risk of seizures from isoniazid?" had the concept "newborns" alone, and a study of
+# lithium in pregnancy answered it; "Does H. pylori treatment heal stomach ulcers?" had no concept "stomach ulcers";
+# "Do IVF mothers have more caesareans?" none but "IVF mothers", and a study of placental mosaicism answered it. Not
 # "heal" without its object ("How long does a cornea injury take to heal without medical attention?").
-def _names_risk_or_healed(words: list[str], i: int) -> bool:
-    """Whether words[i] is the "risk" of "risk of X" or the "heal" of "heal X"."""
+HAVE = frozenset("have has had get gets got".split())
+MORE_OR_LESS = frozenset("more fewer less".split())
+
+
+def _names_outcome_by_phrase(words: list[str], i: int) -> bool:
+    """Whether words[i] is the "risk" of "risk of X", the "heal" of "heal X" or the "more" of "have more X"."""
     low, after = words[i].casefold(), words[i + 1].casefold() if i + 1 < len(words) else ""
-    return (low in ("risk", "risks") and after == "of") or (
-        low in ("heal", "heals") and bool(after) and after not in STOPWORDS
+    before = words[i - 1].casefold() if i > 0 else ""
+    return (
+        (low in ("risk", "risks") and after == "of")
+        or (low in ("heal", "heals") and bool(after) and after not in STOPWORDS)
+        or (low in MORE_OR_LESS and before in HAVE)
     )
 
 
@@ -830,7 +838,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
                 stem in OUTCOME_VERBS
                 or low in EFFECT_VERBS
                 or _names_association(words_in_order, i)
-                or _names_risk_or_healed(words_in_order, i)
+                or _names_outcome_by_phrase(words_in_order, i)
                 or _names_causative(words_in_order, i)
                 or second
             ):

@@ -259,6 +259,9 @@ LAY_NAMES: list[tuple[str, str]] = [
     # "Do IVF mothers have more C-sections?", "cocaine exposure in the womb", "a fever reaction to platelets"
     ("c section", "cesarean section"),
     ("c section", "caesarean section"),
+    # "Do IVF mothers have more caesareans?" over "higher C-section rates after ART"
+    ("caesarean", "c section"),
+    ("cesarean", "c section"),
     ("womb", "uterus"),
     ("womb", "intrauterine"),
     ("fever", "febrile"),

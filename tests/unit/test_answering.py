@@ -709,7 +709,7 @@ def test_a_verb_of_effect_ends_the_subject_and_names_the_outcome() -> None:
     assert asked_subject("Can stress bring on a heart attack?") == "stress"
 
 
-def test_a_risk_of_and_heal_name_the_outcome() -> None:
+def test_a_risk_of_heal_and_have_more_name_the_outcome() -> None:
     """`Are newborns at risk of seizures from isoniazid?` (2026-12-07) had the concept "newborns" alone and was
     answered from a study of lithium in pregnancy; "Does H. pylori treatment heal stomach ulcers?" had no
     concept "stomach ulcers". "heal" without its object names nothing."""
@@ -719,6 +719,9 @@ def test_a_risk_of_and_heal_name_the_outcome() -> None:
     assert asked_outcome("What is the risk of agranulocytosis with clozapine?") == "agranulocytosis"
     assert asked_outcome("Does H. pylori treatment heal stomach ulcers?") == "stomach ulcers"
     assert asked_outcome("How long does a cornea injury take to heal without medical attention?") is None
+    # "have more X": "Do IVF mothers have more caesareans?" had no concept "caesareans"
+    assert asked_outcome("Do IVF mothers have more caesareans?") == "caesareans"
+    assert asked_outcome("Do smokers get fewer colds?") == "colds"
 
 
 def test_make_worse_names_the_outcome() -> None:
@@ -889,7 +892,7 @@ def test_the_subject_and_the_setting_are_concepts_below_the_key_concept_bar() ->
         ("Does chemotherapy have a role in the management of nasopharyngeal carcinoma?", "chemotherapy",
          "nasopharyngeal carcinoma"),  # "management" frames the setting
         ("Is there a decrease in mortality with aspirin?", None, "aspirin"),  # "in" after an outcome verb
-        # "risk of" names the outcome (`test_a_risk_of_and_heal_name_the_outcome`)
+        # "risk of" names the outcome (`test_a_risk_of_heal_and_have_more_name_the_outcome`)
         ("What is the risk of agranulocytosis with clozapine?", None, "clozapine"),
         ("Cycloplegic autorefraction in young adults: is it mandatory?", None, "young"),
         # a patient's words: counts and dosage forms are not the entity; an opening word opens a sentence
@@ -1256,6 +1259,7 @@ def test_lay_names_of_babies_are_covered_by_the_abstracts_words() -> None:
         ("Do statins prevent an irregular heartbeat?", "Statins reduce atrial fibrillation (AF) after CABG."),
         ("Do heart pumps work as a bridge?", "Left ventricular assist devices as a bridge to transplant."),
         ("Is a fragile gullet lining a sign?", "Fragile esophageal mucosa tears during endoscopy."),
+        ("Do IVF mothers have more caesareans?", "Higher C-section rates after ART."),
     ],
 )
 def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, written: str) -> None:
@@ -1269,7 +1273,7 @@ def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, wri
         "keyhole removal", "large lumps", "bone scan", "surgery", "Whipple operation", "joint pains",
         "warning signs", "polyarteritis nodosa go away by itself", "blood", "chemo", "neck artery scan",
         "heart bypass", "steroid inhaler", "breathless", "white cell count", "hardening of the arteries",
-        "GPs", "stomach ulcers", "irregular heartbeat", "heart pumps", "fragile gullet lining",
+        "GPs", "stomach ulcers", "irregular heartbeat", "heart pumps", "fragile gullet lining", "caesareans",
     )  # fmt: skip
     lay = next(c for c in concepts if c.text in lay_names)
     assert covers(lay, _doc("", written))
