@@ -192,7 +192,7 @@ VERBS = frozenset(
         reconsider reconsiders rely relies avoid avoids start starts begin begins move moves wait waits remove
         removes catch catches caught carry carries carrying carried let lets letting bring brings brought decide
         decides find finds finding pay pays paid keep keeps kept keeping call calls called calling send sends sent
-        rise rises risen""",
+        rise rises risen invade invades invading invaded""",
         stem=True,
     )
 )

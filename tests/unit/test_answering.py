@@ -1126,6 +1126,11 @@ def test_template_words_are_not_concepts() -> None:
         # "sent" is a verb and "instead" compares
         ("Are people with schizophrenia sent to worse nursing homes?", ["schizophrenia", "nursing homes"]),
         ("Is chemoradiation instead of surgery safe?", ["chemoradiation", "surgery"]),
+        # "invading" is a verb: "rectal cancer invading" was not covered by "rectal cancer threatening the prostate"
+        (
+            "Is partial prostatectomy safe for rectal cancer invading the prostate?",
+            ["partial prostatectomy", "rectal cancer", "prostate"],
+        ),
     ],
 )
 def test_a_concept_is_the_noun_phrase_the_question_names(question: str, concepts: list[str]) -> None:
