@@ -186,6 +186,11 @@ LAY_NAMES: list[tuple[str, str]] = [
     ("bedwetting", "enuresis"),
     ("flu", "influenza"),
     ("stomach flu", "gastroenteritis"),  # not influenza: the longer name wins (`shadowed`)
+    # "Does the flu jab cause Guillain-Barre?" said "not covered: flu jab"
+    ("flu jab", "influenza vaccination"),
+    ("flu jab", "influenza vaccine"),
+    ("flu shot", "influenza vaccination"),
+    ("flu shot", "influenza vaccine"),
     ("tb", "tuberculosis"),
     ("hives", "urticaria"),
     ("piles", "hemorrhoids"),

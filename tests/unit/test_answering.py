@@ -1265,6 +1265,7 @@ def test_lay_names_of_babies_are_covered_by_the_abstracts_words() -> None:
         ("Do heart pumps work as a bridge?", "Left ventricular assist devices as a bridge to transplant."),
         ("Is a fragile gullet lining a sign?", "Fragile esophageal mucosa tears during endoscopy."),
         ("Do IVF mothers have more caesareans?", "Higher C-section rates after ART."),
+        ("Does the flu jab cause Guillain-Barre?", "Guillain-Barre syndrome after influenza vaccination."),
     ],
 )
 def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, written: str) -> None:
@@ -1279,6 +1280,7 @@ def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, wri
         "warning signs", "polyarteritis nodosa go away by itself", "blood", "chemo", "neck artery scan",
         "heart bypass", "steroid inhaler", "breathless", "white cell count", "hardening of the arteries",
         "GPs", "stomach ulcers", "irregular heartbeat", "heart pumps", "fragile gullet lining", "caesareans",
+        "flu jab",
     )  # fmt: skip
     lay = next(c for c in concepts if c.text in lay_names)
     assert covers(lay, _doc("", written))
