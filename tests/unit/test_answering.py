@@ -519,6 +519,9 @@ def test_search_adds_the_other_names_a_query_names() -> None:
     assert search_names("How long does flu last?") == ["influenza"]
     assert "colorectal cancer" in search_names("Does aspirin prevent bowel cancer?")  # the UK's lay name
     assert search_names("Can vitamin C stop CRPS after a broken wrist?") == ["wrist fracture"]
+    # a flu jab is a vaccine, not the flu; the gullet is written "oesophagus" or "esophageal"
+    assert search_names("Does the flu jab cause Guillain-Barre?") == ["influenza vaccination"]  # one stem
+    assert "esophagus" in search_names("Is a fragile gullet lining a sign of eosinophilic esophagitis?")
     # the embedding reads a patient's words with the written names, not a drug's other spelling
     assert (
         with_other_names("Can Abilify make people gamble?")
@@ -1253,7 +1256,7 @@ def test_lay_names_of_babies_are_covered_by_the_abstracts_words() -> None:
         ("Is heart bypass safe after 80?", "Coronary artery bypass grafting in octogenarians."),
         ("Does a steroid inhaler help asthma?", "The effect of inhaled corticosteroids (ICSs) in asthma."),
         ("Do asthmatics feel breathless?", "The perception of dyspnea during bronchoconstriction."),
-        ("Is a white cell count useful?", "White blood cell count (WBC) is an easy test."),
+        ("Is a white cell count useful?", "The leukocyte count at presentation was recorded."),
         (
             "Is poor nutrition a cause of hardening of the arteries?",
             "Arterial calcification is a risk factor in hemodialysis patients.",
@@ -1263,9 +1266,7 @@ def test_lay_names_of_babies_are_covered_by_the_abstracts_words() -> None:
         ("Is radiotherapy before surgery useful?", "Pre-operative chemo-radiation in rectal cancer."),
         ("Do statins prevent an irregular heartbeat?", "Statins reduce atrial fibrillation (AF) after CABG."),
         ("Do heart pumps work as a bridge?", "Left ventricular assist devices as a bridge to transplant."),
-        ("Is a fragile gullet lining a sign?", "Fragile esophageal mucosa tears during endoscopy."),
         ("Do IVF mothers have more caesareans?", "Higher C-section rates after ART."),
-        ("Does the flu jab cause Guillain-Barre?", "Guillain-Barre syndrome after influenza vaccination."),
     ],
 )
 def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, written: str) -> None:
@@ -1279,8 +1280,7 @@ def test_lay_names_are_covered_by_the_abstracts_medical_words(question: str, wri
         "keyhole removal", "large lumps", "bone scan", "surgery", "Whipple operation", "joint pains",
         "warning signs", "polyarteritis nodosa go away by itself", "blood", "chemo", "neck artery scan",
         "heart bypass", "steroid inhaler", "breathless", "white cell count", "hardening of the arteries",
-        "GPs", "stomach ulcers", "irregular heartbeat", "heart pumps", "fragile gullet lining", "caesareans",
-        "flu jab",
+        "GPs", "stomach ulcers", "irregular heartbeat", "heart pumps", "caesareans",
     )  # fmt: skip
     lay = next(c for c in concepts if c.text in lay_names)
     assert covers(lay, _doc("", written))
