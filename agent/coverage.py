@@ -1300,22 +1300,15 @@ def _name_kind(asked: str, kind: str) -> str:
 
 def _other_word_name(asked: str, key: str, terms: DocumentTerms) -> tuple[str, str] | None:
     """How an abstract that lacks the asked drug's or condition's one-word name writes it, if by another of its
-    one-word names, and which of the two it is."""
+    one-word names, and which of the two it is (a phrase, "primary care physicians" for "GPs", is
+    `_condition_written`'s)."""
     if key in terms.stems:
         return None
     word = asked.casefold()
     named = [(n, "drug") for n in other_names.other_names(word)]
     named += [(n, "condition") for n in other_names.condition_names(word) if " " not in n]
-    named += [(n, "group of people") for n in other_names.people_names(word)]
-    return next(((written, kind) for n, kind in named if (written := _written_name(n, terms))), None)
-
-
-def _written_name(name: str, terms: DocumentTerms) -> str | None:
-    """How the abstract writes another name: a phrase ("primary care physicians") as a phrase of its stems."""
-    if " " in name:
-        return name if f" {_stemmed_phrase(name)} " in terms.stem_flat else None
-    stem = _stem(name)
-    return terms.written(stem) if stem and stem in terms.stems else None
+    named += [(n, "group of people") for n in other_names.people_names(word) if " " not in n]
+    return next(((terms.written(s), kind) for n, kind in named if (s := _stem(n)) and s in terms.stems), None)
 
 
 @lru_cache(maxsize=4096)  # `covers` asks it of the same concept for every abstract
