@@ -331,6 +331,15 @@ CONDITION_NOUNS = frozenset(
 # names the outcome, "Does pretreatment with | statins" and "Is there a role for | leukocyte counts" the subject
 # (by default only the outcome stays).
 _GOES_ON = {"with": {"outcome", "subject"}, "for": {"outcome", "subject"}}
+# ... but the outcome goes on across "with" only right after the word that opened it ("associated with | X",
+# "help with | pain"): "Do patients get fewer side effects with | apixaban?" and "Does apixaban reduce side effects
+# with | aspirin?" had the outcome "apixaban" and "aspirin"; the words between named the outcome, and "with" the
+# setting.
+_NEXT_TO_ITS_OPENER = frozenset({"with"})
+# "women who had | IVF", "teens who vape": the relative clause names the people's condition or exposure, as "with"
+# does. "Do women who had IVF have more caesareans?" had no concept "IVF" (too common a word for a concept of no
+# role) and was answered from studies of caesareans in general.
+RELATIVE_PRONOUNS = frozenset({"who"})
 # The words of an age group or a sex ("for | children", "for | pregnant women"): a population, as after "in". An
 # age compared ("And for younger patients?" after a question in the elderly) names one too.
 POPULATION_WORDS = frozenset(
@@ -790,6 +799,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
     chunks: list[tuple[list[str], Role]] = [([], "")]
     pending: Role = ""
     opened_by = ""  # the preposition the pending setting came from
+    outcome_opened_at = -1  # the word that opened the pending outcome
     for_chunks: set[int] = set()  # the chunks after "for": settings only when they name a disease or people
     subject_seen = False
     # the chunk "an association between" opened: the "and" after it opens the outcome
@@ -842,8 +852,14 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
                 or _names_causative(words_in_order, i)
                 or second
             ):
-                pending = "outcome"
-            elif low in SETTING_PREPOSITIONS and (words or pending not in _GOES_ON.get(low, {"outcome"})):
+                pending, outcome_opened_at = "outcome", i
+            elif low in SETTING_PREPOSITIONS and (
+                words
+                or pending not in _GOES_ON.get(low, {"outcome"})
+                or (pending == "outcome" and low in _NEXT_TO_ITS_OPENER and outcome_opened_at != i - 1)
+            ):
+                pending, opened_by = "setting", low
+            elif word in RELATIVE_PRONOUNS and i > 0:  # not "WHO" (the organisation)
                 pending, opened_by = "setting", low
             elif (
                 (low in QUESTION_OPENERS or (i == 0 and low == "and"))  # a chat's "And | aspirin?"

@@ -727,6 +727,31 @@ def test_a_risk_of_heal_and_have_more_name_the_outcome() -> None:
     assert asked_outcome("Do smokers get fewer colds?") == "colds"
 
 
+def test_the_outcome_goes_on_across_with_only_next_to_its_opener() -> None:
+    """`Do patients get fewer side effects with apixaban?` (2026-12-07) had the outcome "apixaban": the pending
+    outcome went on across "side effects" (no concept) and "with". Right after its opener ("associated with")
+    it still goes on; otherwise "with" opens the setting."""
+    assert asked_outcome("Do patients get fewer side effects with apixaban?") is None
+    assert asked_setting("Do patients get fewer side effects with apixaban?") == "apixaban"
+    assert asked_outcome("Does apixaban reduce side effects with aspirin?") is None
+    assert asked_setting("Does apixaban reduce side effects with aspirin?") == "aspirin"
+    assert asked_outcome("Is obesity associated with asthma?") == "asthma"
+    assert asked_outcome("Does warfarin increase the risk of bleeding with aspirin?") == "bleeding"
+
+
+def test_a_relative_clause_names_the_setting() -> None:
+    """`Do women who had IVF have more caesareans?` (2026-12-07) had no concept "IVF": after "who had" it had no
+    role, and as a word of 0.1 % of abstracts it was no concept of its own. "people who ..." names the people's
+    condition or exposure, as "people with ..." does; "WHO" the organisation does not."""
+    assert asked_setting("Do women who had IVF have more caesareans?") == "IVF"
+    assert asked_outcome("Do women who had IVF have more caesareans?") == "caesareans"
+    assert asked_setting("What is the best hypertension treatment for patients who are also diabetic?") == (
+        "diabetic"
+    )
+    who = "Are WHO/UNAIDS/UNICEF-recommended replacement milks for infants appropriate in South Africa?"
+    assert asked_subject(who) == "UNAIDS UNICEF"
+
+
 def test_make_worse_names_the_outcome() -> None:
     """`biocite ask "Does smoking make psoriasis worse?"` (2026-12-02) said "yes, the cited studies support it"
     from a cohort of smokers with melanoma: "psoriasis" (in 8 abstracts, above the key-concept bar) followed no
