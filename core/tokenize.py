@@ -7,7 +7,9 @@ Rules (deterministic, no locale or hash-seed dependence):
   ``COVID-19`` -> ``covid19``, so they match ``IL6``); split into words otherwise (``long-term`` ->
   ``long``, ``term``, matching the unhyphenated spelling).
 - English stop words (bm25s's NLTK-style list) and abstract boiler-plate (headings, hedges) dropped.
-- Snowball English stemming (PyStemmer) of purely alphabetic tokens when ``stem=True``.
+- Snowball English stemming (PyStemmer) of purely alphabetic tokens when ``stem=True``; a stem that is a stop
+  word is dropped ("resulted" -> "result"), but a word whose stem is a stop word of one or two letters stays
+  whole: "ALS" stems to "al" (of "et al"), "AEDs" to "a", and amyotrophic lateral sclerosis was never indexed.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def tokenize(text: str, stem: bool = True) -> list[str]:
     alpha = [i for i, w in enumerate(words) if w.isalpha()]
     stems = stemmer.stemWords([words[i] for i in alpha])
     for i, s in zip(alpha, stems, strict=True):
-        words[i] = s
+        words[i] = words[i] if len(s) <= 2 and s in STOPWORDS else s
     return [w for w in words if w not in STOPWORDS]
 
 

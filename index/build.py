@@ -53,7 +53,7 @@ from biocite.records import Document, check_pmid
 from biocite.sentences import SPLITTER_VERSION, may_split_differently
 from biocite.settings import Settings
 
-TOKENIZER_VERSION = 1
+TOKENIZER_VERSION = 2  # 2: a word whose stem is a stop word of one or two letters stays whole ("ALS")
 TANTIVY_DIR = "tantivy"
 DOCS_FILE = "docs.sqlite"
 WARNINGS_LOG = "build-warnings.log"  # every reader warning of the last build (the report lists the first)

@@ -68,6 +68,15 @@ def test_tokenize_stems_words_not_codes_and_keeps_decimals() -> None:
     assert tokenize("the patient's response") == ["patient", "respons"]
 
 
+def test_tokenize_keeps_a_word_whose_stem_is_a_short_stop_word() -> None:
+    """ "ALS" stems to "al" (of "et al") and "AEDs" to "a": amyotrophic lateral sclerosis was never indexed, nor
+    asked of ("Does riluzole prolong survival in ALS?" had no concept "ALS"). A longer stop-word stem still goes
+    ("resulted" -> "result")."""
+    assert tokenize("riluzole in ALS") == ["riluzol", "als"]
+    assert tokenize("AEDs were stopped") == ["aeds", "stop"]
+    assert tokenize("Jones et al. resulted in designs") == ["jone"]
+
+
 def test_tokenize_deterministic_and_many_equals_single() -> None:
     assert tokenize_many(TEXTS) == [tokenize(t) for t in TEXTS] == tokenize_many(TEXTS)
     assert tokenize("") == [] and tokenize("  ... ;; ") == []
