@@ -788,6 +788,16 @@ def _after_pronoun(words: list[str], i: int) -> bool:
     return j >= 0 and words[j].casefold() in _SUBJECT_PRONOUNS and words[i].casefold() not in _BEFORE_VERB
 
 
+# "how long", "how far": a question of an amount, no word of a concept. "Does leptin in the blood predict how long lung
+# cancer patients live?" had the outcome "long lung cancer", which no abstract on lung cancer covered.
+_AFTER_HOW = frozenset("long far soon fast quickly".split())
+
+
+def _asks_how_much(words: list[str], i: int) -> bool:
+    """Whether words[i] is the "long" of "how long" (or "far", "soon" ...)."""
+    return words[i].casefold() in _AFTER_HOW and i > 0 and words[i - 1].casefold() == "how"
+
+
 def _chunks(question: str) -> list[tuple[list[str], Role]]:
     """The question cut at stop, generic and verb words; each chunk with its role: "outcome" for the asked
     outcome (the first chunk after an outcome verb, across the stop and generic words between: "reduce the
@@ -830,7 +840,7 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
             head_noun = low in EFFECT_NOUNS and bool(words) and chunks[-1][1] in ("outcome", "")
             effect_verb = low in EFFECT_VERBS and not head_noun
             cut = low in STOPWORDS or effect_verb or stem is None or _cuts(low, stem)
-            cut = cut or _after_pronoun(words_in_order, i)
+            cut = cut or _after_pronoun(words_in_order, i) or _asks_how_much(words_in_order, i)
         no_setting = (
             stem in SETTING_IDIOMS or stem in TIME_IDIOMS.get(opened_by, ()) or low in CLAUSE_SUBJECTS
         )
@@ -1019,6 +1029,29 @@ def _prefixed_stems(text: str) -> set[str]:
     return {s for prefix, base in pairs if prefix in _PREFIX_SET for s in tokenize(prefix + base, stem=True)}
 
 
+# A name with a number ("HTLV-1", "HIV-2") that abstracts write with a Roman one ("HTLV-I"): the tokenizer reads
+# "HTLV-1" as one token and "HTLV-I" as "HTLV" (the "I" is a stop word), so "Does HTLV-1 cause myelopathy?" said
+# "no indexed abstract mentions 'HTLV-1'" over an abstract on HTLV-I myelopathy.
+_NAME_AND_NUMBER = re.compile(r"([a-z]{2,})-?([1-4])")
+_ROMAN = {"1": "I", "2": "II", "3": "III", "4": "IV"}
+
+
+def roman_numeral_form(word: str) -> str | None:
+    """A pattern of the word written with a Roman numeral ("htlv-1" -> HTLV-I, any case of the letters), or None
+    for a word that is no name and number."""
+    found = _NAME_AND_NUMBER.fullmatch(word.casefold())
+    if not found:
+        return None
+    letters, number = found.groups()
+    return rf"\b(?i:{letters})-?{_ROMAN[number]}\b(?![-\w])"
+
+
+def _in_running_text(written: str, first_word: str) -> str:
+    """An abstract's words as a note quotes them: a capital that may open a sentence ("Convulsions") lowered,
+    an abbreviation's or a letter's ("HTLV-I", "C-section") kept."""
+    return written[0].lower() + written[1:] if len(first_word) > 1 and first_word[1:].islower() else written
+
+
 class DocumentTerms:
     """What coverage checks look up in one abstract: its stems, its normalised text and its words."""
 
@@ -1064,16 +1097,35 @@ class DocumentTerms:
         return {c: w for w in reversed(seq) if (c := derivational_core(w))}
 
     def written(self, stem: str) -> str:
-        """The abstract's first word with this stem, as written (the stem itself if there is none)."""
-        return next((w for w in _WORD.findall(self.text) if _stem(w.casefold()) == stem), stem)
+        """The abstract's first word with this stem, as written but a capital that opens a sentence (the stem
+        itself if there is none)."""
+        return next(
+            (_in_running_text(w, w) for w in _WORD.findall(self.text) if _stem(w.casefold()) == stem), stem
+        )
+
+    def written_phrase(self, stemmed: str, default: str) -> str:
+        """The abstract's first run of words whose `_phrase_stem`s are this stemmed phrase, as written ("c
+        section" -> "C-section"; a capital that opens a sentence lowered), or `default`."""
+        wanted = stemmed.split()
+        words = list(re.finditer(r"[a-z0-9]+", self.text, flags=re.IGNORECASE))
+        stems = [_phrase_stem(w.group(0).casefold()) for w in words]
+        n = len(wanted)
+        i = next((i for i in range(len(words) - n + 1) if stems[i : i + n] == wanted), None)
+        if i is None:
+            return default
+        return _in_running_text(self.text[words[i].start() : words[i + n - 1].end()], words[i].group(0))
 
     def variant(self, word: str) -> str | None:
         """How this abstract writes a word the index never saw, if it does: as two adjacent words run
-        together ("shockwave": "shock wave"), with another derivational ending ("spherocytic"), or without
-        its prefix ("autorefraction": "refraction")."""
+        together ("shockwave": "shock wave"), with another derivational ending ("spherocytic"), with its
+        number in Roman numerals ("HTLV-1": "HTLV-I") or without its prefix ("autorefraction": "refraction")."""
         core = derivational_core(word)
         if found := self._run_together.get(word) or (self._cores.get(core) if core else None):
             return found
+        if roman := roman_numeral_form(word):
+            found_roman = re.search(roman, self.text)
+            if found_roman:
+                return found_roman.group(0)
         base = prefix_base(word)
         return self.written(stem) if base and (stem := _stem(base)) and stem in self.stems else None
 
@@ -1269,6 +1321,8 @@ def never_indexed(concept: Concept, df: DocumentFrequencies) -> bool:
     "sertaline" and of "haemoglobin A1c" too."""
     if any(" " in t or _indexed(t, df) or concept.respelled.get(t) for t in concept.terms):
         return False
+    if any(roman_numeral_form(w) and _indexed(_stem(w.rstrip("-1234")) or "", df) for w in concept.unseen):
+        return False  # "HTLV-1": abstracts may write "HTLV-I", indexed as "HTLV"
     others = (other for _, names in other_names.asked_names(concept.text) for other in names)
     return not any(all(df.counts.get(t, 0) for t in other) for other in others)
 
@@ -1355,7 +1409,9 @@ def _condition_written(concept: Concept, terms: DocumentTerms) -> tuple[str, str
         return None
     name, others = _condition_phrases()[stemmed]
     name = concept.text if stemmed == asked else name
-    return next(((name, written) for other, written in others if f" {other} " in terms.stem_flat), None)
+    found = next((other for other, _ in others if f" {other} " in terms.stem_flat), None)
+    written = next((written for other, written in others if other == found), "")
+    return None if found is None else (name, terms.written_phrase(found, written))
 
 
 @lru_cache(maxsize=4096)

@@ -158,6 +158,20 @@ BROKEN_BONES: list[tuple[str, str]] = [
     for part in """nose wrist hip ankle leg arm jaw rib ribs collarbone clavicle elbow finger toe bone bones shoulder
     skull heel foot hand thumb femur kneecap""".split()
 ]  # not "neck" (a "neck fracture" is mostly the femur's) nor "back" (vertebral fractures are written so)
+# ... and by the bone's adjective where abstracts write that ("Is setting a broken nose without surgery good
+# enough?" abstained over a study of closed reduction of nasal fractures).
+BROKEN_BONES += [
+    ("broken nose", "nasal fracture"),
+    ("broken jaw", "mandibular fracture"),
+    ("broken jaw", "mandible fracture"),
+    ("broken heel", "calcaneal fracture"),
+    ("broken heel", "calcaneus fracture"),
+    ("broken kneecap", "patellar fracture"),
+    ("broken thigh bone", "femoral fracture"),
+    ("broken thighbone", "femoral fracture"),
+    ("broken cheekbone", "zygomatic fracture"),
+    ("broken wrist", "distal radius fracture"),
+]
 # Two medical names of one condition, an older and a newer one (lower case, words as the tokenizer splits them).
 CONDITIONS: list[tuple[str, str]] = [
     ("acute kidney injury", "acute renal failure"),
