@@ -192,6 +192,26 @@ def test_stale_and_foreign_indexes_are_refused(tmp_path, mini_corpus):
         open_index(load_settings("test", [f"index.dir={tmp_path / 'other'}"]))
 
 
+def test_an_index_of_an_older_tokenizer_is_refused_then_retokenized_by_its_next_build(tmp_path):
+    """Tokenizer version 2 keeps "ALS" (version 1 stemmed it to "al", a stop word): an index built before asks
+    for `index build`, which re-reads its stored abstracts with the new tokenizer."""
+    doc = {"pmid": "7", "title": "Riluzole in ALS", "abstract": "Riluzole prolonged survival in ALS."}
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [doc, *MINI_CORPUS])
+    settings = settings_for(tmp_path)
+    build_index(settings, [corpus], progress=False)
+    with sqlite3.connect(settings.index_dir / "docs.sqlite") as db:  # the tokens version 1 stored
+        (tokens,) = db.execute("SELECT tokens FROM docs WHERE pmid = '7'").fetchone()
+        old = [t for t in json.loads(tokens) if t != "als"]
+        db.execute("UPDATE docs SET tokens = ? WHERE pmid = '7'", (json.dumps(old),))
+    manifest = read_manifest(settings.index_dir)
+    bm25 = {**manifest.bm25, "tokenizer_version": 1}
+    write_manifest(settings.index_dir, manifest.model_copy(update={"bm25": bm25}))
+    with pytest.raises(IndexMismatchError, match="tokenizer_version"):
+        open_index(settings)
+    build_index(settings, [corpus], progress=False)
+    assert [pmid for pmid, _ in open_index(settings).bm25.search(["als"], 5)] == ["7"]
+
+
 def test_missing_corpus_path_is_a_user_error(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         build_index(settings_for(tmp_path), [tmp_path / "nope.jsonl"], progress=False)
