@@ -1667,9 +1667,17 @@ def evidence_caveats(
 
 def population_caveat(question: str, cited: list[Document]) -> str | None:
     """That every cited abstract is in another group than the one the question alone names, and none mentions
-    it (`biocite.populations.other_population`: age, sex, species). "And in adults?" after "Is atropine needed
-    with ketamine sedation in children?" was answered from the trial in children, with nothing said: adults
-    are too many to be a key concept, and the verdict read the children's trial."""
+    it (`population_mismatch`). "And in adults?" after "Is atropine needed with ketamine sedation in children?"
+    was answered from the trial in children, with nothing said: adults are too many to be a key concept, and the
+    verdict read the children's trial."""
+    found = population_mismatch(question, cited)
+    return None if found is None else f"every cited study is in {found[0]}: none of them mentions {found[1]}"
+
+
+def population_mismatch(question: str, cited: Sequence[Document]) -> tuple[str, str] | None:
+    """(the group or groups every abstract is in, the group the question alone names that none mentions), or
+    None when one mentions it or the question names none (`biocite.populations.other_population`: age, sex,
+    species)."""
     found = [other_population(question, [d.title, d.abstract]) for d in cited] if question else []
     if not found or None in found:
         return None
@@ -1677,8 +1685,7 @@ def population_caveat(question: str, cited: list[Document]) -> str | None:
     if len(asked) != 1:
         return None
     ((_, group),) = asked
-    studied = " or ".join(sorted({m.passage_group for m in found if m}))
-    return f"every cited study is in {studied}: none of them mentions {group}"
+    return " or ".join(sorted({m.passage_group for m in found if m})), group
 
 
 def _disease_unnamed(concept: Concept, cited: list[Document]) -> bool:

@@ -70,6 +70,7 @@ from biocite.agent.coverage import (
     off_topic,
     outcome_parts,
     passing_labels,
+    population_mismatch,
     respelling_notes,
     time_horizon,
     uncited_concepts,
@@ -551,6 +552,7 @@ class Agent:
         # abstain reason says why none was kept)
         not_covered = covered.missing(evidence or relevant, notes) if covered is not None else []
         not_covered += [HARMS] if no_harms else []
+        not_covered += self._people_not_studied(state, evidence, docs, notes)
         concepts_by_pmid = covered.named_by_pmid() if covered is not None else {}
         best = f", best relevance {max(e.relevance for e in evidence):.2f}" if evidence else ""
         _emit({"event": "step", "node": "attribute", "detail": f"{len(evidence)} evidence sentences{best}"})
@@ -565,6 +567,22 @@ class Agent:
             "readings": readings,
             "sufficient": enough,
         }
+
+    @staticmethod
+    def _people_not_studied(
+        state: AgentState, evidence: list[Evidence], docs: dict[str, Document], notes: list[str]
+    ) -> list[str]:
+        """The group of people the question names ("in adults") when every evidence abstract is in another
+        ("children") and none mentions it: not covered, as a key concept no abstract names, so a yes/no
+        question gets no verdict. "Is ketamine sedation safe in adults?" had said "yes" from the trial in
+        children, with only a caveat under it. A chat follow-up's own words are read first ("And in adults?")."""
+        found = [docs[p] for p in dict.fromkeys(e.pmid for e in evidence) if p in docs]
+        follow_up = state["question"] if state["standalone"] != state["question"] else ""
+        mismatch = population_mismatch(follow_up, found) or population_mismatch(state["standalone"], found)
+        if mismatch is None:
+            return []
+        notes.append(f"every evidence abstract is in {mismatch[0]}: none mentions {mismatch[1]}")
+        return [mismatch[1]]
 
     @staticmethod
     def _on_harms_of(evidence: list[Evidence], choose: Callable[..., list[Evidence]]) -> list[Evidence]:

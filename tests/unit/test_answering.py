@@ -1971,6 +1971,26 @@ def test_agent_answers_from_the_entity_asked_about_before_the_population_alone()
     assert {c.pmid for s in answer.sentences for c in s.citations} == {"501"}
 
 
+def test_evidence_all_in_another_group_of_people_gives_no_verdict() -> None:
+    """`Is ketamine sedation safe in adults?` (2026-12-07) had said "yes" from the trial in children, with only a
+    caveat under it: adults are not covered, and the bottom line says so."""
+    abstracts = {
+        "901": ("Ketamine sedation in children", "Ketamine sedation was safe in 120 children aged 2 to 10 years "
+                "having fractures reduced."),
+        **{str(910 + i): (f"Filler {i}", f"Unrelated filler abstract number {i} on asthma.") for i in range(8)},
+    }  # fmt: skip
+    bars = ("agent.min_evidence=1", "agent.min_top_relevance=0.1", "agent.min_relevance=0.05")
+    agent = Agent(agent_settings(*bars), retriever=TokenDocsRetriever(abstracts))
+    answer = agent.ask("Is ketamine sedation safe in adults?", mode="extractive")
+    assert not answer.abstained and answer.not_covered == ["adults"] and answer.verdict == "insufficient"
+    assert answer.sentences[0].text.startswith(
+        "Bottom line: not answered: none of the studies found mentions adults"
+    )
+    assert answer.caveats == ["every cited study is in children: none of them mentions adults"]
+    in_children = agent.ask("Is ketamine sedation safe in children?", mode="extractive")
+    assert in_children.not_covered == [] and in_children.caveats == []
+
+
 STATIN_ABSTRACTS = {
     "701": ("Statin myopathy", "Statins caused a necrotizing myopathy of muscle fibres in 12 patients."),
     "702": ("Fluvastatin liver injury", "Fluvastatin caused acute liver injury with abdominal pain in one "
