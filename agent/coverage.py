@@ -1036,14 +1036,17 @@ _NAME_AND_NUMBER = re.compile(r"([a-z]{2,})-?([1-4])")
 _ROMAN = {"1": "I", "2": "II", "3": "III", "4": "IV"}
 
 
+def numbered_name(word: str) -> tuple[str, str] | None:
+    """The letters and the number of a name with a number ("htlv-1" -> ("htlv", "1")), or None."""
+    found = _NAME_AND_NUMBER.fullmatch(word.casefold())
+    return (found.group(1), found.group(2)) if found else None
+
+
 def roman_numeral_form(word: str) -> str | None:
     """A pattern of the word written with a Roman numeral ("htlv-1" -> HTLV-I, any case of the letters), or None
     for a word that is no name and number."""
-    found = _NAME_AND_NUMBER.fullmatch(word.casefold())
-    if not found:
-        return None
-    letters, number = found.groups()
-    return rf"\b(?i:{letters})-?{_ROMAN[number]}\b(?![-\w])"
+    named = numbered_name(word)
+    return None if named is None else rf"\b(?i:{named[0]})-?{_ROMAN[named[1]]}\b(?![-\w])"
 
 
 def _in_running_text(written: str, first_word: str) -> str:
@@ -1122,10 +1125,8 @@ class DocumentTerms:
         core = derivational_core(word)
         if found := self._run_together.get(word) or (self._cores.get(core) if core else None):
             return found
-        if roman := roman_numeral_form(word):
-            found_roman = re.search(roman, self.text)
-            if found_roman:
-                return found_roman.group(0)
+        if (roman := roman_numeral_form(word)) and (numbered := re.search(roman, self.text)):
+            return numbered.group(0)
         base = prefix_base(word)
         return self.written(stem) if base and (stem := _stem(base)) and stem in self.stems else None
 
@@ -1321,7 +1322,7 @@ def never_indexed(concept: Concept, df: DocumentFrequencies) -> bool:
     "sertaline" and of "haemoglobin A1c" too."""
     if any(" " in t or _indexed(t, df) or concept.respelled.get(t) for t in concept.terms):
         return False
-    if any(roman_numeral_form(w) and _indexed(_stem(w.rstrip("-1234")) or "", df) for w in concept.unseen):
+    if any((named := numbered_name(w)) and _indexed(_stem(named[0]) or "", df) for w in concept.unseen):
         return False  # "HTLV-1": abstracts may write "HTLV-I", indexed as "HTLV"
     others = (other for _, names in other_names.asked_names(concept.text) for other in names)
     return not any(all(df.counts.get(t, 0) for t in other) for other in others)
@@ -1409,9 +1410,8 @@ def _condition_written(concept: Concept, terms: DocumentTerms) -> tuple[str, str
         return None
     name, others = _condition_phrases()[stemmed]
     name = concept.text if stemmed == asked else name
-    found = next((other for other, _ in others if f" {other} " in terms.stem_flat), None)
-    written = next((written for other, written in others if other == found), "")
-    return None if found is None else (name, terms.written_phrase(found, written))
+    found = next(((other, written) for other, written in others if f" {other} " in terms.stem_flat), None)
+    return None if found is None else (name, terms.written_phrase(*found))
 
 
 @lru_cache(maxsize=4096)
