@@ -690,7 +690,11 @@ def _calibration_set(
     for p in copy_pairs(claims, seed)[:hard_per_type]:  # verbatim / lead-cut sentences of the cited abstract
         out.append(Passage(p.claim, next(c.sentences for c in claims if c.id == p.group), "supports", "copy"))
     out += _hard_rows(claims, seed, hard_per_type, rng)
-    passages = pubmedqa_passages("train", seed, keep=lambda group: calibration_side(group, seed))
+    # as many PubMedQA questions as Citation-Integrity claims at most (the default 150 takes all 50; the tests'
+    # tiny recipe, 24)
+    passages = pubmedqa_passages(
+        "train", seed, keep=lambda group: calibration_side(group, seed), max_questions=max_claims
+    )
     return out + passages + _hard_rows(as_claims(passages), seed, hard_per_type, rng, ":pubmedqa")
 
 

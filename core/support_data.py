@@ -299,22 +299,27 @@ def pubmedqa_pairs(side: str = "train") -> list[Pair]:
 
 
 def pubmedqa_passages(
-    side: str, seed: int, keep: Callable[[str], bool] = lambda _group: True
+    side: str, seed: int, keep: Callable[[str], bool] = lambda _group: True, max_questions: int | None = None
 ) -> list[Passage]:
     """Whole passages of real length (a median of 10 sentences, where Citation-Integrity's have 5): each
     question's first conclusion sentence vs its own abstract with the conclusion removed (supports; kind
     "pubmedqa_cited"), vs the near-miss abstract ("pubmedqa_near") and vs a random one ("pubmedqa_random"; both
-    not_relevant), for the questions on `side` of the shared split whose group `keep` accepts."""
+    not_relevant), for the first `max_questions` (all by default) questions on `side` of the shared split whose
+    group `keep` accepts."""
     rng = random.Random(seed)
     questions = _side(side)
     contexts, conclusions, near = _pubmedqa_conclusions()
     ids = sorted(contexts)
     out: list[Passage] = []
+    taken = 0
     for pmid in sorted(conclusions):
         if pmid not in questions or pmid not in contexts or not conclusions[pmid]:
             continue
         if not keep(f"pubmedqa:{pmid}"):
             continue
+        if max_questions is not None and taken >= max_questions:
+            break
+        taken += 1
         claim = conclusions[pmid][0]
         out.append(Passage(claim, contexts[pmid], "supports", "pubmedqa_cited"))
         for kind, other in (("near", near.other(claim, pmid)), ("random", rng.choice(ids))):

@@ -151,15 +151,18 @@ def test_calibrate_completeness_says_borderline_and_reaches_the_issue_figure(tmp
     m = meta["metrics"]
     assert m["macro_f1"] >= 0.65 and m["per_label_f1"]["Borderline"] > 0.3, m
     assert (tmp_path / "models" / "evaluator" / "completeness_head" / "judge.json").is_file()
-    again = _biocite(tmp_path, "calibrate", "completeness", "--json")
-    assert json.loads(again.stdout)["metrics"] == m  # seeded: the same figures
+    # seeded: the same figures again (tests/unit/test_completeness_judge.py; a second run here took 45 s of CI)
 
 
-def test_first_use_replaces_an_earlier_fine_tuned_head_and_keeps_a_named_one(tmp_path) -> None:
+def test_first_use_replaces_an_earlier_fine_tuned_head_and_keeps_a_named_one(tmp_path, monkeypatch) -> None:
+    """The judge is trained on first use over an earlier biocite's head (with hashed word vectors: what is tested
+    is the replacement, and the real embedder's training took 45 s of CI; the figures are the calibrate test's)."""
     from biocite.app.evaluation import _judge, head_path
+    from biocite.evaluator import completeness
     from biocite.evaluator.heads import COMPLETENESS_HEAD_LABELS
     from biocite.evaluator.judges import JudgeCache
     from biocite.heads import PairClassifier
+    from tests.unit.agent_fakes import HashEmbedder
 
     def tiny_head(folder) -> None:
         pairs = [("Does aspirin work?", "Aspirin lowered fever."), ("Does aspirin work?", "Cats purr.")] * 4
@@ -167,6 +170,7 @@ def test_first_use_replaces_an_earlier_fine_tuned_head_and_keeps_a_named_one(tmp
                                     epochs=1, batch_size=4, max_length=32, progress=False)  # fmt: skip
         head.save(folder, meta={"train_data_sha256": "t" * 64})
 
+    monkeypatch.setattr(completeness, "Embedder", lambda name: HashEmbedder())
     settings = load_settings("test", [f"home={tmp_path}"])
     default = head_path(settings, "completeness")
     tiny_head(default)  # what an earlier biocite trained on first use
