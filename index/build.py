@@ -549,7 +549,9 @@ def check_compatible(manifest: Manifest, settings: Settings, index_dir: Path) ->
             f"{settings.index.dense_model!r}: run `biocite index build` to add those embeddings"
         )
     params = bm25_params(settings)
-    changed = sorted(k for k, v in params.items() if manifest.bm25.get(k) != v)
+    changed = sorted(
+        k for k, v in params.items() if manifest.bm25.get(k) != v and not _older_tokens(manifest, k)
+    )
     if changed:
         raise IndexMismatchError(
             f"the index in {index_dir} was built with other BM25 parameters ({', '.join(changed)}): "
@@ -567,6 +569,14 @@ def check_compatible(manifest: Manifest, settings: Settings, index_dir: Path) ->
             raise IndexMismatchError(
                 f"the index is stale: {source.path} changed or vanished since it was built; run `biocite index build`"
             )
+
+
+def _older_tokens(manifest: Manifest, key: str) -> bool:
+    """An index an older tokenizer made stays usable, as one an older splitter split: its BM25 lacks only
+    the few tokens the newer one keeps ("ALS"), and its next `biocite index build` re-tokenizes it (refusing it
+    asked every user, full PubMed included, to rebuild before the next question)."""
+    version = manifest.bm25.get("tokenizer_version")
+    return key == "tokenizer_version" and isinstance(version, int) and version < TOKENIZER_VERSION
 
 
 def open_index(settings: Settings) -> LoadedIndex:

@@ -192,9 +192,9 @@ def test_stale_and_foreign_indexes_are_refused(tmp_path, mini_corpus):
         open_index(load_settings("test", [f"index.dir={tmp_path / 'other'}"]))
 
 
-def test_an_index_of_an_older_tokenizer_is_refused_then_retokenized_by_its_next_build(tmp_path):
-    """Tokenizer version 2 keeps "ALS" (version 1 stemmed it to "al", a stop word): an index built before asks
-    for `index build`, which re-reads its stored abstracts with the new tokenizer."""
+def test_an_index_of_an_older_tokenizer_answers_and_its_next_build_retokenizes_it(tmp_path):
+    """Tokenizer version 2 keeps "ALS" (version 1 stemmed it to "al", a stop word): an index built before
+    still opens (without the token), and its next `index build` re-reads its stored abstracts."""
     doc = {"pmid": "7", "title": "Riluzole in ALS", "abstract": "Riluzole prolonged survival in ALS."}
     corpus = write_jsonl(tmp_path / "corpus.jsonl", [doc, *MINI_CORPUS])
     settings = settings_for(tmp_path)
@@ -206,9 +206,11 @@ def test_an_index_of_an_older_tokenizer_is_refused_then_retokenized_by_its_next_
     manifest = read_manifest(settings.index_dir)
     bm25 = {**manifest.bm25, "tokenizer_version": 1}
     write_manifest(settings.index_dir, manifest.model_copy(update={"bm25": bm25}))
-    with pytest.raises(IndexMismatchError, match="tokenizer_version"):
-        open_index(settings)
+    open_index(settings)  # answers as it is
     build_index(settings, [corpus], progress=False)
+    with sqlite3.connect(settings.index_dir / "docs.sqlite") as db:
+        assert "als" in json.loads(db.execute("SELECT tokens FROM docs WHERE pmid = '7'").fetchone()[0])
+    assert read_manifest(settings.index_dir).bm25["tokenizer_version"] == 2
     assert [pmid for pmid, _ in open_index(settings).bm25.search(["als"], 5)] == ["7"]
 
 
