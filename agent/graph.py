@@ -552,7 +552,6 @@ class Agent:
         # abstain reason says why none was kept)
         not_covered = covered.missing(evidence or relevant, notes) if covered is not None else []
         not_covered += [HARMS] if no_harms else []
-        not_covered += self._people_not_studied(state, evidence, docs, notes)
         concepts_by_pmid = covered.named_by_pmid() if covered is not None else {}
         best = f", best relevance {max(e.relevance for e in evidence):.2f}" if evidence else ""
         _emit({"event": "step", "node": "attribute", "detail": f"{len(evidence)} evidence sentences{best}"})
@@ -568,21 +567,17 @@ class Agent:
             "sufficient": enough,
         }
 
-    @staticmethod
     def _people_not_studied(
-        state: AgentState, evidence: list[Evidence], docs: dict[str, Document], notes: list[str]
-    ) -> list[str]:
-        """The group of people the question names ("in adults") when every evidence abstract is in another
-        ("children") and none mentions it: not covered, as a key concept no abstract names, so a yes/no
-        question gets no verdict. "Is ketamine sedation safe in adults?" had said "yes" from the trial in
-        children, with only a caveat under it. A chat follow-up's own words are read first ("And in adults?")."""
-        found = [docs[p] for p in dict.fromkeys(e.pmid for e in evidence) if p in docs]
+        self, state: AgentState, sentences: list[AnswerSentence], hits: list[SearchHit]
+    ) -> tuple[str, str] | None:
+        """(the group every cited abstract is in, the group the question names), when none mentions the asked
+        one (`population_mismatch`; a chat follow-up's own words first, "And in adults?"): "Is ketamine sedation
+        safe in adults?" had said "yes" from the trial in children, with only a caveat under it."""
+        cited = {c.pmid for s in sentences for c in s.citations}
+        docs, _ = self._documents([h for h in hits if h.pmid in cited])
+        found = list(docs.values())
         follow_up = state["question"] if state["standalone"] != state["question"] else ""
-        mismatch = population_mismatch(follow_up, found) or population_mismatch(state["standalone"], found)
-        if mismatch is None:
-            return []
-        notes.append(f"every evidence abstract is in {mismatch[0]}: none mentions {mismatch[1]}")
-        return [mismatch[1]]
+        return population_mismatch(follow_up, found) or population_mismatch(state["standalone"], found)
 
     @staticmethod
     def _on_harms_of(evidence: list[Evidence], choose: Callable[..., list[Evidence]]) -> list[Evidence]:
@@ -827,6 +822,12 @@ class Agent:
         retrieved = {h.pmid for h in hits}
         notes = list(dict.fromkeys(state.get("notes", [])))  # a note repeated by each round, once
         sentences = state.get("sentences", [])
+        if people := self._people_not_studied(state, sentences, hits):
+            # the answer is about other people: no verdict, and the bottom line says whom no study mentions
+            notes.append(f"every cited study is in {people[0]}: none mentions {people[1]}")
+            verdict = "insufficient" if state.get("question_type") == "yes/no" else None
+            not_covered = [*(state.get("not_covered") or []), people[1]]
+            state = {**state, "verdict": verdict, "verdict_probability": None, "not_covered": not_covered}
         missing = state.get("not_covered") or []
         passing = lead_in_passing(state) if state.get("verdict") == "insufficient" else []
         if sentences and (state.get("verdict") in ("yes", "no", "mixed") or missing or passing):
