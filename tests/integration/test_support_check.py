@@ -339,13 +339,6 @@ def test_an_abstracts_metadata_is_not_evidence(setup) -> None:
     assert "no sentence to judge" in readable.stdout
 
 
-def check_json(settings: Settings, claim: str, text: str) -> dict:
-    """`biocite check CLAIM --text TEXT --json`: exit 0, no traceback; the verdict."""
-    done = biocite(settings, "check", claim, "--text", text, "--json")
-    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    return json.loads(done.stdout)
-
-
 @dataclasses.dataclass(frozen=True)
 class RuleCase:
     """A claim the cross-encoder alone judged supported that a support rule overrules, and its fix."""
@@ -434,8 +427,8 @@ RULE_CASES = {
 
 @pytest.fixture(scope="module")
 def rule_verdicts(setup, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], dict]:
-    """Every rule case's claim and fixed claim judged by one `biocite check --pairs` (its lines are the verdicts
-    `check --json` prints: one process, where two a case took 14 s of CI each): (claim, text) -> verdict."""
+    """Every rule case's claim and its fixed claim, judged by one `biocite check --pairs` (each line is the verdict
+    `check --json` prints; one process for all, where two per case had taken 14 s of CI): (claim, text) -> verdict."""
     settings, _ = setup
     pairs = [(claim, case.text) for case in RULE_CASES.values() for claim in (case.claim, case.fixed)]
     path = write_jsonl(
