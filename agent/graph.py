@@ -825,9 +825,9 @@ class Agent:
         if people := self._people_not_studied(state, sentences, hits):
             # the answer is about other people: no verdict, and the bottom line says whom no study mentions
             notes.append(f"every cited study is in {people[0]}: none mentions {people[1]}")
-            verdict = "insufficient" if state.get("question_type") == "yes/no" else None
             not_covered = [*(state.get("not_covered") or []), people[1]]
-            state = {**state, "verdict": verdict, "verdict_probability": None, "not_covered": not_covered}
+            state = {**state, "verdict_probability": None, "not_covered": not_covered}
+            state["verdict"] = "insufficient" if state.get("question_type") == "yes/no" else None
         missing = state.get("not_covered") or []
         passing = lead_in_passing(state) if state.get("verdict") == "insufficient" else []
         if sentences and (state.get("verdict") in ("yes", "no", "mixed") or missing or passing):
