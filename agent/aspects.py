@@ -40,8 +40,9 @@ KIND = "aspect"
 # 5: a question opening after a comma, or with "And", has a subject ("I have asthma, can I take | ibuprofen?");
 # 6: "problems" is no outcome; 7: "call" is a verb ("general practitioners | call | patients"); 8: "complementary
 # and alternative medicine" is one phrase; 9: "risk of | X" and "heal | X" name the outcome; 10: the outcome goes
-# on across "with" only next to its opener ("affect patients with | an ileal pouch" is no outcome)
-ARTIFACT_VERSION = 10
+# on across "with" only next to its opener ("affect patients with | an ileal pouch" is no outcome); 11: "how long" is
+# no entity example
+ARTIFACT_VERSION = 11
 LABELS = ["entity", "outcome"]
 C_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 1.0)
 EMBEDDERS = ("minilm", "mpnet")  # the tests' hashing embedder places no phrase by meaning

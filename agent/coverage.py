@@ -788,8 +788,9 @@ def _after_pronoun(words: list[str], i: int) -> bool:
     return j >= 0 and words[j].casefold() in _SUBJECT_PRONOUNS and words[i].casefold() not in _BEFORE_VERB
 
 
-# "how long", "how far": a question of an amount, no word of a concept. "Does leptin in the blood predict how long lung
-# cancer patients live?" had the outcome "long lung cancer", which no abstract on lung cancer covered.
+# "how long", "how far": a question of an amount, no word of a concept, nor the subject the opening "How" holds
+# for its next chunk. "Does leptin in the blood predict how long lung cancer patients live?" had the outcome "long lung
+# cancer", which no abstract on lung cancer covered.
 _AFTER_HOW = frozenset("long far soon fast quickly".split())
 
 
@@ -871,6 +872,8 @@ def _chunks(question: str) -> list[tuple[list[str], Role]]:
                 pending, opened_by = "setting", low
             elif word in RELATIVE_PRONOUNS and i > 0:  # not "WHO" (the organisation)
                 pending, opened_by = "setting", low
+            elif pending == "subject" and _asks_how_much(words_in_order, i):
+                pending = ""  # "How long | does it take to notice ...": what is asked is an amount, no entity
             elif (
                 (low in QUESTION_OPENERS or (i == 0 and low == "and"))  # a chat's "And | aspirin?"
                 and at_opening

@@ -753,7 +753,8 @@ def test_how_long_asks_an_amount_and_names_no_concept() -> None:
     assert (
         asked_outcome("Does leptin in the blood predict how long lung cancer patients live?") == "lung cancer"
     )
-    assert asked_subject("How long does a cornea injury take to heal?") == "cornea injury"
+    # nor the subject: "How long does it take to notice the effects of Wellbutrin?" would have had "notice"
+    assert asked_subject("How long does it take to notice the effects of Wellbutrin?") is None
     assert asked_subject("Does a long stay in hospital raise the risk of infection?") == "long stay"
 
 
