@@ -1352,7 +1352,8 @@ def respelling_notes(concepts: list[Concept], covered: set[int], docs: list[Docu
                 notes.append(f"read {asked!r} as {named[0]!r}, {_name_kind(asked, named[1])}")
                 break
             if found := _condition_written(concept, terms):
-                name, written = found
+                name, table_name = found  # quoted as this abstract writes it ("C-section", not "c section")
+                written = terms.written_phrase(_stemmed_phrase(table_name), table_name)
                 kind = "group of people" if other_names.people_names(name.casefold()) else "condition"
                 notes.append(f"read {name!r} as {written!r}, {_name_kind(name, kind)}")
                 break
@@ -1413,8 +1414,7 @@ def _condition_written(concept: Concept, terms: DocumentTerms) -> tuple[str, str
         return None
     name, others = _condition_phrases()[stemmed]
     name = concept.text if stemmed == asked else name
-    found = next(((other, written) for other, written in others if f" {other} " in terms.stem_flat), None)
-    return None if found is None else (name, terms.written_phrase(*found))
+    return next(((name, written) for other, written in others if f" {other} " in terms.stem_flat), None)
 
 
 @lru_cache(maxsize=4096)
@@ -1651,7 +1651,7 @@ def evidence_caveats(
 ) -> list[str]:
     """What a reader must know about the cited abstracts as a whole: that all of them are animal studies,
     unless the question asks about animals ("Does edaravone protect the ovaries of rats ...?"); that all of
-    them are in another group of people than the one asked of (`population_caveat`), read from the chat
+    them are in another group of people than the one asked of (`people_not_studied`), read from the chat
     follow-up's own words first; and each asked group of people, and the asked outcome, that the cited
     abstracts name only in their MeSH headings (`named_only_in_headings`: "Are statins associated with an
     increased risk of diabetes?" was answered from a statins-in-stroke study whose only "diabetes" is the
@@ -1660,21 +1660,22 @@ def evidence_caveats(
     if cited and not mentions_animals(question):
         if all(studied_in_animals(f"{d.title} {d.abstract}", d.mesh) for d in cited):
             caveats.append(ANIMALS_ONLY)
-    if other := population_caveat(follow_up, cited) or population_caveat(question, cited):
-        caveats.append(other)
+    if other := people_not_studied(question, cited, follow_up):
+        caveats.append(f"every cited study is in {other[0]}: none of them mentions {other[1]}")
     asked = [
         c for c in concepts if names_people(c.words) or c.place == "outcome" or _disease_unnamed(c, cited)
     ]
     return caveats + [note for c in asked if (note := named_only_in_headings(c, cited))]
 
 
-def population_caveat(question: str, cited: list[Document]) -> str | None:
-    """That every cited abstract is in another group than the one the question alone names, and none mentions
-    it (`population_mismatch`). "And in adults?" after "Is atropine needed with ketamine sedation in children?"
-    was answered from the trial in children, with nothing said: adults are too many to be a key concept, and the
-    verdict read the children's trial."""
-    found = population_mismatch(question, cited)
-    return None if found is None else f"every cited study is in {found[0]}: none of them mentions {found[1]}"
+def people_not_studied(
+    question: str, cited: Sequence[Document], follow_up: str = ""
+) -> tuple[str, str] | None:
+    """(the group every cited abstract is in, the asked group none mentions), read from a chat follow-up's own
+    words first, then the question (`population_mismatch`). "And in adults?" after "Is atropine needed with
+    ketamine sedation in children?" was answered from the trial in children, with nothing said: adults are too
+    many to be a key concept, and the verdict read the children's trial."""
+    return population_mismatch(follow_up, cited) or population_mismatch(question, cited)
 
 
 def population_mismatch(question: str, cited: Sequence[Document]) -> tuple[str, str] | None:

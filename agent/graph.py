@@ -70,7 +70,7 @@ from biocite.agent.coverage import (
     off_topic,
     outcome_parts,
     passing_labels,
-    population_mismatch,
+    people_not_studied,
     respelling_notes,
     time_horizon,
     uncited_concepts,
@@ -567,17 +567,16 @@ class Agent:
             "sufficient": enough,
         }
 
-    def _people_not_studied(
+    def _cited_in_other_people(
         self, state: AgentState, sentences: list[AnswerSentence], hits: list[SearchHit]
     ) -> tuple[str, str] | None:
         """(the group every cited abstract is in, the group the question names), when none mentions the asked
-        one (`population_mismatch`; a chat follow-up's own words first, "And in adults?"): "Is ketamine sedation
-        safe in adults?" had said "yes" from the trial in children, with only a caveat under it."""
+        one (`people_not_studied`, as the caveat reads it): "Is ketamine sedation safe in adults?" had said "yes"
+        from the trial in children, with only a caveat under it."""
         cited = {c.pmid for s in sentences for c in s.citations}
         docs, _ = self._documents([h for h in hits if h.pmid in cited])
-        found = list(docs.values())
         follow_up = state["question"] if state["standalone"] != state["question"] else ""
-        return population_mismatch(follow_up, found) or population_mismatch(state["standalone"], found)
+        return people_not_studied(state["standalone"], list(docs.values()), follow_up)
 
     @staticmethod
     def _on_harms_of(evidence: list[Evidence], choose: Callable[..., list[Evidence]]) -> list[Evidence]:
@@ -822,7 +821,7 @@ class Agent:
         retrieved = {h.pmid for h in hits}
         notes = list(dict.fromkeys(state.get("notes", [])))  # a note repeated by each round, once
         sentences = state.get("sentences", [])
-        if people := self._people_not_studied(state, sentences, hits):
+        if people := self._cited_in_other_people(state, sentences, hits):
             # the answer is about other people: no verdict, and the bottom line says whom no study mentions
             notes.append(f"every cited study is in {people[0]}: none mentions {people[1]}")
             not_covered = [*(state.get("not_covered") or []), people[1]]
